@@ -1,0 +1,78 @@
+// Package pipeline turns contract-v1 log lines into classified exchange
+// records: decode, dedupe, correlate requests with responses, classify, link
+// retries and MRTR rounds into chains, redact, and hand batches to a sink.
+//
+// Nothing is lost: a line that cannot be decoded is quarantined with its raw
+// bytes; a request whose response never comes is emitted as NO_RESPONSE; and
+// source positions are committed only up to the oldest event whose exchange
+// the sink has not yet acknowledged.
+package pipeline
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/mcplens/mcplens/schema"
+)
+
+// Position is where a line came from: a file line or a Kafka offset.
+type Position struct {
+	// Stream is the file path or "topic/partition"; one watermark is kept
+	// per stream.
+	Stream string
+	// Partition is the Kafka partition (0 for files).
+	Partition int
+	// Topic is the Kafka topic ("" for files).
+	Topic string
+	// Offset is the Kafka offset or the 1-based file line number.
+	Offset int64
+}
+
+// String renders file:line or topic/partition/offset.
+func (p Position) String() string {
+	if p.Topic == "" {
+		return fmt.Sprintf("%s:%d", p.Stream, p.Offset)
+	}
+	return fmt.Sprintf("%s/%d/%d", p.Topic, p.Partition, p.Offset)
+}
+
+// Message is one raw line from a source.
+type Message struct {
+	Value []byte
+	Pos   Position
+}
+
+// Source yields raw lines. Fetch blocks until a message is available, the
+// context ends (ctx.Err()) or the source is exhausted (io.EOF). Commit
+// records that every message of each stream before the given position has
+// been durably handled (positions are exclusive upper bounds: "next offset
+// to read"). A Source is used by one goroutine at a time.
+type Source interface {
+	Fetch(ctx context.Context) (Message, error)
+	Commit(ctx context.Context, next []Position) error
+	Close() error
+}
+
+// Batch is what the pipeline hands to a sink in one write.
+type Batch struct {
+	Exchanges   []schema.Exchange
+	Bodies      []schema.Body
+	Quarantine  []schema.Quarantined
+	Annotations []schema.ToolAnnotation
+	// Token identifies the batch by the source positions it covers, so a
+	// store can drop a retried batch it already holds.
+	Token string
+}
+
+// Len is the number of rows in the batch.
+func (b *Batch) Len() int {
+	return len(b.Exchanges) + len(b.Bodies) + len(b.Quarantine) + len(b.Annotations)
+}
+
+// Sink stores batches. Write returns nil only after the batch is durable;
+// the pipeline commits source positions only after that. A Sink is used by
+// one goroutine at a time.
+type Sink interface {
+	Write(ctx context.Context, b *Batch) error
+	Close() error
+}
