@@ -45,6 +45,7 @@ type Exchange struct {
 	TransportError  string // timeout, connection_refused, connection_reset, tls, dns, free text
 	BodyTruncated   bool   // the logger cut a body
 	NoResponse      bool   // the correlator gave up waiting for a response
+	Evicted         bool   // with NoResponse: pending state was full, not the window
 	ResponseTime    time.Time
 }
 

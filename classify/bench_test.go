@@ -1,0 +1,68 @@
+package classify
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// benchBodies returns a tools/call request and a JSON and an SSE response
+// whose result text makes the body about size bytes.
+func benchBodies(size int) (req, jsonBody, sseBody []byte) {
+	req = []byte(`{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"search_docs","arguments":{"query":"retry budget","limit":10},"_meta":{"progressToken":"p-42"}}}`)
+	var text strings.Builder
+	for text.Len() < size-160 {
+		text.WriteString(`Result line with \"quoted\" words, numbers 12345 and unicode \u00e9. `)
+	}
+	res := `{"jsonrpc":"2.0","id":42,"result":{"content":[{"type":"text","text":"` + text.String() + `"}],"structuredContent":{"hits":3},"isError":false}}`
+	note := `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p-42","progress":1,"total":2}}`
+	sse := "id: s-0\ndata:\n\nevent: message\ndata: " + note + "\n\nevent: message\ndata: " + res + "\n\n"
+	return req, []byte(res), []byte(sse)
+}
+
+var benchSizes = []int{1 << 10, 2 << 10, 4 << 10, 20 << 10}
+
+// BenchmarkClassify measures classification of whole exchanges (request and
+// response parsed). Compare with BenchmarkNaiveDecode: one json.Unmarshal of
+// the same response body into map[string]any.
+func BenchmarkClassify(b *testing.B) {
+	for _, size := range benchSizes {
+		req, js, sse := benchBodies(size)
+		for _, c := range []struct {
+			name string
+			ct   string
+			body []byte
+		}{{"json", "application/json", js}, {"sse", "text/event-stream", sse}} {
+			ex := Exchange{HTTPMethod: "POST", RequestBody: req, Status: 200, ResponseHeaders: Header{"content-type": c.ct}, ResponseBody: c.body, Stream: StreamComplete}
+			b.Run(fmt.Sprintf("%s/%dKiB", c.name, size>>10), func(b *testing.B) {
+				b.ReportAllocs()
+				b.SetBytes(int64(len(c.body)))
+				for b.Loop() {
+					if r := Classify(&ex); r.Outcome != ToolSuccess {
+						b.Fatalf("outcome %s", r.Outcome)
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkNaiveDecode is the yardstick of the classifier's goal: decoding
+// the same response body with encoding/json into map[string]any, nothing
+// else.
+func BenchmarkNaiveDecode(b *testing.B) {
+	for _, size := range benchSizes {
+		_, js, _ := benchBodies(size)
+		b.Run(fmt.Sprintf("json/%dKiB", size>>10), func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(js)))
+			for b.Loop() {
+				var m map[string]any
+				if err := json.Unmarshal(js, &m); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
