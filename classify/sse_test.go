@@ -117,7 +117,7 @@ func TestSSEScanner(t *testing.T) {
 	f("data:  two spaces\n\n", false, "|| two spaces")
 	f("event: x\nid: 7\ndata: y\n\n", false, "x|7|y")
 	f(": comment\n\ndata: z\r\n\r\n", false, "||z")
-	f("id: 1\n\n", false)          // no data line: nothing dispatched
+	f("id: 1\n\n", false)               // no data line: nothing dispatched
 	f("id: 1\ndata:\n\n", false, "|1|") // priming event: empty data
 	f("data\n\n", false, "||")          // a field name without colon
 	f("data: tail", false)
