@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 // benchBodies returns a tools/call request and a JSON and an SSE response
@@ -64,5 +65,40 @@ func BenchmarkNaiveDecode(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkClassifyRatio alternates the classifier and the naive decode in
+// small rounds and reports the ratio of their times, so that load from
+// other processes hits both sides alike.
+func BenchmarkClassifyRatio(b *testing.B) {
+	for _, size := range benchSizes {
+		req, js, sse := benchBodies(size)
+		for _, c := range []struct {
+			name string
+			ct   string
+			body []byte
+		}{{"json", "application/json", js}, {"sse", "text/event-stream", sse}} {
+			ex := Exchange{HTTPMethod: "POST", RequestBody: req, Status: 200, ResponseHeaders: Header{"content-type": c.ct}, ResponseBody: c.body, Stream: StreamComplete}
+			b.Run(fmt.Sprintf("%s/%dKiB", c.name, size>>10), func(b *testing.B) {
+				const round = 16
+				var tc, tn time.Duration
+				for b.Loop() {
+					start := time.Now()
+					for range round {
+						Classify(&ex)
+					}
+					mid := time.Now()
+					for range round {
+						var m map[string]any
+						_ = json.Unmarshal(js, &m)
+					}
+					tc += mid.Sub(start)
+					tn += time.Since(mid)
+				}
+				b.ReportMetric(float64(tc)/float64(tn), "ratio")
+				b.ReportMetric(float64(b.N*round)/tc.Seconds(), "exchanges/s")
+			})
+		}
 	}
 }
