@@ -1,0 +1,173 @@
+package pipeline
+
+import (
+	"time"
+
+	"github.com/mcplens/mcplens/classify"
+	"github.com/mcplens/mcplens/schema"
+)
+
+// ChainConfig bounds retry-chain state. Zero fields mean defaults.
+type ChainConfig struct {
+	// Window is how far back, in event time, an exchange may be the
+	// earlier attempt of a retry. Default 10m.
+	Window time.Duration
+	// MaxKeys bounds the remembered last attempts. Default 1,000,000.
+	MaxKeys int
+}
+
+func (c *ChainConfig) defaults() {
+	if c.Window <= 0 {
+		c.Window = 10 * time.Minute
+	}
+	if c.MaxKeys <= 0 {
+		c.MaxKeys = 1_000_000
+	}
+}
+
+// lastAttempt is what a chain remembers of its newest exchange.
+type lastAttempt struct {
+	id, chainID   string
+	ts            time.Time
+	attempt       int
+	done          bool // it worked (or asked for input): a repeat starts a new chain
+	inputRequired bool
+	unknownBefore bool // some attempt of the chain had an unknown outcome
+}
+
+type keyTime struct {
+	key string
+	ts  time.Time
+}
+
+// Chains links exchanges across time: retries of a failed or unknown
+// attempt (same server, session or client, method, tool and params hash),
+// MRTR follow-ups to the input request they answer, and the client's own
+// conclusion to the classification. It learns tool annotations from
+// recorded tools/list results. Exchanges must come in event-time order, as
+// the Correlator releases them. Chains is not safe for concurrent use.
+type Chains struct {
+	cfg         ChainConfig
+	last        map[string]*lastAttempt
+	fifo        []keyTime
+	annotations *Annotations
+}
+
+// NewChains returns empty chain state.
+func NewChains(cfg ChainConfig, ann *Annotations) *Chains {
+	cfg.defaults()
+	if ann == nil {
+		ann = NewAnnotations()
+	}
+	return &Chains{cfg: cfg, last: map[string]*lastAttempt{}, annotations: ann}
+}
+
+// retryKey is what makes two exchanges the same call.
+func retryKey(rec *schema.Exchange) string {
+	who := rec.SessionID
+	if who == "" {
+		who = "c\x00" + rec.ClientName
+	}
+	return rec.Server + "\x00" + who + "\x00" + rec.Method + "\x00" + rec.ToolName + "\x00" + rec.ParamsHash
+}
+
+var succeeded = map[classify.Outcome]bool{classify.Success: true, classify.ToolSuccess: true, classify.Accepted: true}
+
+// Link fills the chain fields of rec (attempt, retry_of, chain_id,
+// continues, unknown_side_effect_retry, retry_origin, client_disagrees)
+// and lowers its side-effect risk when the tool is known to be read-only.
+func (c *Chains) Link(rec *schema.Exchange) {
+	c.expire(rec.TS)
+	c.disagreement(rec)
+	if ann, ok := c.annotations.Get(rec.Server, rec.ToolName); ok && ann.ReadOnly && rec.SideEffectRisk != classify.RiskNone {
+		rec.SideEffectRisk = classify.RiskNone
+	}
+	if rec.Notification || rec.ParamsHash == "" || rec.Method == "" {
+		c.standalone(rec)
+		return
+	}
+	key := retryKey(rec)
+	prev := c.last[key]
+	unknown := !rec.OutcomeKnown && rec.Method == "tools/call"
+	switch {
+	case rec.Continuation && prev != nil && prev.inputRequired:
+		rec.Continues, rec.ChainID = prev.id, prev.chainID
+		if rec.Attempt == 0 {
+			rec.Attempt = prev.attempt
+		}
+		unknown = unknown || prev.unknownBefore
+	case !rec.Continuation && prev != nil && rec.Attempt != 1 && (!prev.done || rec.Attempt > 1):
+		// A logger's attempt=1 says it is a new call, whatever came before.
+		rec.RetryOf, rec.ChainID = prev.id, prev.chainID
+		if rec.Attempt == 0 {
+			rec.Attempt = prev.attempt + 1
+		}
+		if prev.unknownBefore && rec.Method == "tools/call" && !c.annotations.Safe(rec.Server, rec.ToolName) {
+			rec.UnknownSideEffectRetry = true
+		}
+		unknown = unknown || prev.unknownBefore
+	default:
+		c.standalone(rec)
+	}
+	if rec.RetryOrigin == "" && rec.RetryOf == "" && rec.Attempt <= 1 {
+		rec.RetryOrigin = "none"
+	}
+	if _, ok := c.last[key]; !ok && len(c.last) >= c.cfg.MaxKeys {
+		c.dropOldest()
+	}
+	c.last[key] = &lastAttempt{
+		id: rec.ExchangeID, chainID: rec.ChainID, ts: rec.TS, attempt: rec.Attempt,
+		done:          succeeded[rec.Outcome] || rec.Outcome == classify.InputRequired,
+		inputRequired: rec.Outcome == classify.InputRequired,
+		unknownBefore: unknown,
+	}
+	c.fifo = append(c.fifo, keyTime{key, rec.TS})
+}
+
+func (c *Chains) standalone(rec *schema.Exchange) {
+	rec.ChainID = rec.ExchangeID
+	if rec.Attempt == 0 {
+		rec.Attempt = 1
+	}
+	if rec.RetryOrigin == "" && rec.Attempt <= 1 {
+		rec.RetryOrigin = "none"
+	}
+}
+
+// disagreement sets client_disagrees when the client's conclusion
+// contradicts the classification (say, "success" for an isError result).
+func (c *Chains) disagreement(rec *schema.Exchange) {
+	switch rec.ClientOutcome {
+	case "success":
+		rec.ClientDisagrees = !succeeded[rec.Outcome] && rec.Outcome != classify.InputRequired
+	case "error":
+		rec.ClientDisagrees = succeeded[rec.Outcome]
+	}
+}
+
+// expire forgets attempts older than the window.
+func (c *Chains) expire(now time.Time) {
+	cut := now.Add(-c.cfg.Window)
+	n := 0
+	for n < len(c.fifo) && c.fifo[n].ts.Before(cut) {
+		kt := c.fifo[n]
+		if l, ok := c.last[kt.key]; ok && l.ts.Equal(kt.ts) {
+			delete(c.last, kt.key)
+		}
+		n++
+	}
+	if n > 0 {
+		c.fifo = append(c.fifo[:0], c.fifo[n:]...)
+	}
+}
+
+func (c *Chains) dropOldest() {
+	for len(c.fifo) > 0 {
+		kt := c.fifo[0]
+		c.fifo = c.fifo[1:]
+		if l, ok := c.last[kt.key]; ok && l.ts.Equal(kt.ts) {
+			delete(c.last, kt.key)
+			return
+		}
+	}
+}

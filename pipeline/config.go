@@ -1,0 +1,87 @@
+package pipeline
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Config is the pipeline's configuration. RegisterFlags sets the defaults.
+type Config struct {
+	Correlator CorrelatorConfig
+	Chains     ChainConfig
+	Dedupe     DedupeConfig
+	Redact     RedactConfig
+
+	// BatchSize is how many rows trigger a sink write. Default 10,000.
+	BatchSize int
+	// FlushInterval is the longest a complete exchange waits in memory
+	// before it is written (wall clock). Default 1s.
+	FlushInterval time.Duration
+	// RetryMin and RetryMax bound the backoff between failed sink writes.
+	// Defaults 200ms and 30s.
+	RetryMin, RetryMax time.Duration
+	// ShutdownTimeout bounds the final flush on stop. Default 30s.
+	ShutdownTimeout time.Duration
+}
+
+// DefaultConfig returns the configuration RegisterFlags would set.
+func DefaultConfig() Config {
+	var c Config
+	fs := flag.NewFlagSet("defaults", flag.ContinueOnError)
+	c.RegisterFlags(fs)
+	return c
+}
+
+// RegisterFlags registers the pipeline's flags with their defaults and help.
+func (c *Config) RegisterFlags(fs *flag.FlagSet) {
+	fs.DurationVar(&c.Correlator.PairWindow, "pair-window", 60*time.Second, "how long (event time) a request waits for its response before it is emitted as NO_RESPONSE")
+	fs.DurationVar(&c.Correlator.MergeWindow, "merge-window", 2*time.Second, "how long a complete exchange waits for another observer's record of it (gateway and client views are merged)")
+	fs.DurationVar(&c.Correlator.Lateness, "lateness", 5*time.Second, "how far event time may go backwards between log lines (the watermark trails the newest event by this much)")
+	fs.IntVar(&c.Correlator.MaxPending, "max-pending", 200_000, "most request/response halves waiting for their other half; beyond it the oldest is emitted alone and counted as evicted")
+	fs.Int64Var(&c.Correlator.MaxPendingBytes, "max-pending-bytes", 512<<20, "most estimated bytes held by waiting halves")
+	fs.DurationVar(&c.Chains.Window, "chain-window", 10*time.Minute, "how far back (event time) an earlier attempt of a retry is looked for")
+	fs.IntVar(&c.Chains.MaxKeys, "chain-max-keys", 1_000_000, "most distinct calls remembered for retry linking")
+	fs.IntVar(&c.Dedupe.MaxIDs, "dedupe-max-ids", 1_000_000, "most event ids remembered for deduplication")
+	fs.DurationVar(&c.Dedupe.Window, "dedupe-window", 10*time.Minute, "how long (event time) an event id is remembered for deduplication")
+	fs.IntVar(&c.Redact.MaxBodyBytes, "max-body-bytes", 256<<10, "bodies longer than this are cut (body_truncated is set)")
+	fs.Func("redact-pattern", "extra regular expression whose matches in bodies are redacted (repeatable)", func(s string) error {
+		c.Redact.Patterns = append(c.Redact.Patterns, s)
+		return nil
+	})
+	fs.Func("redact-header", "extra header name whose value is redacted (repeatable)", func(s string) error {
+		c.Redact.Headers = append(c.Redact.Headers, strings.ToLower(s))
+		return nil
+	})
+	fs.IntVar(&c.BatchSize, "batch-size", 10_000, "rows per sink write")
+	fs.DurationVar(&c.FlushInterval, "flush-interval", time.Second, "longest time a finished exchange waits before it is written")
+	fs.DurationVar(&c.RetryMin, "retry-min", 200*time.Millisecond, "first backoff after a failed sink write")
+	fs.DurationVar(&c.RetryMax, "retry-max", 30*time.Second, "longest backoff between failed sink writes")
+	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "how long the final flush and commit may take on stop")
+}
+
+// Validate reports every invalid setting.
+func (c *Config) Validate() error {
+	var errs []error
+	pos := func(name string, ok bool) {
+		if !ok {
+			errs = append(errs, fmt.Errorf("%s must be positive", name))
+		}
+	}
+	pos("pair-window", c.Correlator.PairWindow > 0)
+	pos("merge-window", c.Correlator.MergeWindow > 0)
+	pos("lateness", c.Correlator.Lateness > 0)
+	pos("max-pending", c.Correlator.MaxPending > 0)
+	pos("max-pending-bytes", c.Correlator.MaxPendingBytes > 0)
+	pos("chain-window", c.Chains.Window > 0)
+	pos("batch-size", c.BatchSize > 0)
+	pos("flush-interval", c.FlushInterval > 0)
+	pos("retry-min", c.RetryMin > 0)
+	pos("shutdown-timeout", c.ShutdownTimeout > 0)
+	if c.RetryMax < c.RetryMin {
+		errs = append(errs, errors.New("retry-max must be at least retry-min"))
+	}
+	return errors.Join(errs...)
+}

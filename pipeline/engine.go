@@ -1,0 +1,300 @@
+package pipeline
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/mcplens/mcplens/classify"
+	"github.com/mcplens/mcplens/schema"
+)
+
+// Deps are the engine's collaborators.
+type Deps struct {
+	Source     Source
+	Sink       Sink
+	Logger     zerolog.Logger
+	Registerer prometheus.Registerer // nil: metrics are not registered
+	// Now is the wall clock, used only to stamp quarantine rows and to pace
+	// flushes; nil means time.Now.
+	Now func() time.Time
+}
+
+// Engine runs the pipeline: fetch, decode, dedupe, redact, correlate,
+// classify, chain, batch, write, commit. It commits source positions only
+// after the sink acknowledged every exchange that used them.
+type Engine struct {
+	cfg      Config
+	d        Deps
+	m        *metrics
+	dec      *Decoder
+	dedupe   *Dedupe
+	redactor *Redactor
+	corr     *Correlator
+	chains   *Chains
+	ann      *Annotations
+	offsets  *Offsets
+
+	batch     Batch
+	batchPos  []Position
+	evictSeen int
+}
+
+// New builds an engine. Start it with Run.
+func New(cfg Config, d Deps) (*Engine, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if d.Source == nil || d.Sink == nil {
+		return nil, errors.New("pipeline: source and sink are required")
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	red, err := NewRedactor(cfg.Redact)
+	if err != nil {
+		return nil, fmt.Errorf("build redactor: %w", err)
+	}
+	ann := NewAnnotations()
+	e := &Engine{
+		cfg: cfg, d: d, m: newMetrics(d.Registerer),
+		dec:      NewDecoder(),
+		dedupe:   NewDedupe(cfg.Dedupe),
+		redactor: red,
+		corr:     NewCorrelator(cfg.Correlator),
+		ann:      ann,
+		chains:   NewChains(cfg.Chains, ann),
+		offsets:  NewOffsets(),
+	}
+	return e, nil
+}
+
+// Seed warms chain state with exchanges and annotations a store already
+// holds (the last chain window of them), so that a restarted ingester
+// links retries whose earlier attempt was stored before the restart.
+func (e *Engine) Seed(recs []schema.Exchange, anns []schema.ToolAnnotation) {
+	for _, a := range anns {
+		e.ann.Set(a)
+	}
+	for i := range recs {
+		rec := recs[i]
+		e.chains.Link(&rec)
+	}
+}
+
+// Run consumes the source until it ends (io.EOF: everything pending is
+// emitted, flushed and committed) or ctx is done (a graceful stop: what is
+// complete is flushed and committed; halves still waiting stay uncommitted
+// and are re-read on the next start). It returns nil on both.
+func (e *Engine) Run(ctx context.Context) error {
+	msgs := make(chan Message, 256)
+	g, gctx := errgroup.WithContext(ctx)
+	fetchErr := make(chan error, 1)
+	g.Go(func() error {
+		defer close(msgs)
+		for {
+			m, err := e.d.Source.Fetch(gctx)
+			switch {
+			case errors.Is(err, io.EOF):
+				fetchErr <- io.EOF
+				return nil
+			case err != nil && gctx.Err() != nil:
+				return nil
+			case err != nil:
+				fetchErr <- err
+				return nil
+			}
+			select {
+			case msgs <- m:
+			case <-gctx.Done():
+				return nil
+			}
+		}
+	})
+	g.Go(func() error { return e.loop(ctx, msgs, fetchErr) })
+	return g.Wait()
+}
+
+func (e *Engine) loop(ctx context.Context, msgs <-chan Message, fetchErr <-chan error) error {
+	tick := time.NewTicker(e.cfg.FlushInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case m, ok := <-msgs:
+			if !ok {
+				var err error
+				select {
+				case err = <-fetchErr:
+				default:
+				}
+				if errors.Is(err, io.EOF) {
+					e.corr.Release(true, e.emit)
+					return e.stop("end of input")
+				}
+				if err != nil {
+					_ = e.stop("source failed")
+					return fmt.Errorf("fetch: %w", err)
+				}
+				return e.stop("shutdown")
+			}
+			e.handle(m)
+			if e.batch.Len() >= e.cfg.BatchSize {
+				if err := e.flush(ctx); err != nil {
+					return e.stopAfter(err)
+				}
+			}
+		case <-tick.C:
+			e.corr.Release(false, e.emit)
+			if err := e.flush(ctx); err != nil {
+				return e.stopAfter(err)
+			}
+		case <-ctx.Done():
+			return e.stop("shutdown")
+		}
+	}
+}
+
+// stopAfter ends the loop after a flush failed because ctx ended.
+func (e *Engine) stopAfter(err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return e.stop("shutdown")
+	}
+	return err
+}
+
+// stop flushes and commits what is complete, with its own deadline since
+// the run's context is usually done by now.
+func (e *Engine) stop(why string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), e.cfg.ShutdownTimeout)
+	defer cancel()
+	start := time.Now()
+	err := e.flush(ctx)
+	pending, _ := e.corr.Pending()
+	e.d.Logger.Info().Str("reason", why).Dur("took", time.Since(start)).Int("pending_uncommitted", pending).
+		Int("inflight_positions", e.offsets.InFlight()).Err(err).Msg("pipeline stopped")
+	if err != nil {
+		return fmt.Errorf("final flush: %w", err)
+	}
+	return nil
+}
+
+// handle takes one raw line through decode, dedupe, redact and correlate.
+func (e *Engine) handle(m Message) {
+	e.offsets.Consumed(m.Pos)
+	ev, err := e.dec.Decode(m.Value, m.Pos)
+	if err != nil {
+		q := Quarantine(m, err, e.d.Now())
+		e.batch.Quarantine = append(e.batch.Quarantine, q)
+		e.batchPos = append(e.batchPos, m.Pos)
+		e.m.events.WithLabelValues("quarantined").Inc()
+		e.m.quarantined.WithLabelValues(m.Pos.Stream).Inc()
+		e.d.Logger.Warn().Str("position", m.Pos.String()).Str("reason", q.Reason).Msg("line quarantined")
+		return
+	}
+	if e.dedupe.Seen(ev.EventID, ev.TS) {
+		e.offsets.Done(m.Pos)
+		e.m.events.WithLabelValues("duplicate").Inc()
+		return
+	}
+	e.m.events.WithLabelValues("accepted").Inc()
+	e.redactor.Apply(&ev)
+	e.corr.Add(&ev, m.Pos)
+	e.corr.Release(false, e.emit)
+	if n := e.corr.Evictions(); n > e.evictSeen {
+		e.m.evicted.Add(float64(n - e.evictSeen))
+		e.d.Logger.Warn().Int("evicted", n-e.evictSeen).Str("position", m.Pos.String()).Msg("pending state full: oldest halves evicted and emitted alone")
+		e.evictSeen = n
+	}
+}
+
+// emit turns a released group into rows of the current batch.
+func (e *Engine) emit(g *group) {
+	rec, body := g.record()
+	anns := e.ann.Learn(&rec, &body)
+	e.chains.Link(&rec)
+	e.batch.Exchanges = append(e.batch.Exchanges, rec)
+	e.batch.Bodies = append(e.batch.Bodies, body)
+	e.batch.Annotations = append(e.batch.Annotations, anns...)
+	e.batchPos = append(e.batchPos, g.positions()...)
+	e.m.exchanges.WithLabelValues(string(rec.Outcome)).Inc()
+	if rec.Outcome == classify.NoResponse {
+		e.m.noResponse.Inc()
+	}
+}
+
+// flush writes the batch (retrying with backoff while ctx lasts), then
+// commits the source up to the low watermark.
+func (e *Engine) flush(ctx context.Context) error {
+	pending, bytes := e.corr.Pending()
+	e.m.pending.Set(float64(pending))
+	e.m.pendingBytes.Set(float64(bytes))
+	if e.batch.Len() > 0 {
+		e.batch.Token = batchToken(e.batchPos)
+		start := time.Now()
+		backoff := e.cfg.RetryMin
+		for {
+			err := e.d.Sink.Write(ctx, &e.batch)
+			if err == nil {
+				break
+			}
+			e.m.sinkErrors.Inc()
+			e.d.Logger.Error().Err(err).Int("rows", e.batch.Len()).Dur("retry_in", backoff).Msg("sink write failed; consumption paused")
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(backoff):
+			}
+			backoff = min(backoff*2, e.cfg.RetryMax)
+		}
+		e.m.sinkSeconds.Observe(time.Since(start).Seconds())
+		e.m.sinkRows.Add(float64(e.batch.Len()))
+		e.offsets.Done(e.batchPos...)
+		e.batch = Batch{}
+		e.batchPos = e.batchPos[:0]
+	}
+	e.m.inflight.Set(float64(e.offsets.InFlight()))
+	ps := e.offsets.Commit()
+	if len(ps) == 0 {
+		return nil
+	}
+	if err := e.d.Source.Commit(ctx, ps); err != nil {
+		return fmt.Errorf("commit %d positions: %w", len(ps), err)
+	}
+	for _, p := range ps {
+		e.m.committed.WithLabelValues(p.Stream).Set(float64(p.Offset))
+		e.d.Logger.Debug().Str("stream", p.Stream).Int64("next", p.Offset).Msg("committed")
+	}
+	return nil
+}
+
+// batchToken names a batch by the source positions it covers, so that a
+// store can tell a retried batch from a new one.
+func batchToken(ps []Position) string {
+	type span struct{ lo, hi int64 }
+	spans := map[string]*span{}
+	var order []string
+	for _, p := range ps {
+		s := spans[p.Stream]
+		if s == nil {
+			spans[p.Stream] = &span{p.Offset, p.Offset}
+			order = append(order, p.Stream)
+			continue
+		}
+		s.lo, s.hi = min(s.lo, p.Offset), max(s.hi, p.Offset)
+	}
+	h := sha256.New()
+	for _, st := range order {
+		s := spans[st]
+		_, _ = io.WriteString(h, st+"\x00"+strconv.FormatInt(s.lo, 10)+"-"+strconv.FormatInt(s.hi, 10)+"\x00"+strconv.Itoa(len(ps))+"\n")
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
+}

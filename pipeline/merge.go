@@ -1,0 +1,255 @@
+package pipeline
+
+import (
+	"container/heap"
+	"slices"
+	"time"
+
+	"github.com/mcplens/mcplens/schema"
+)
+
+// group is one HTTP exchange as one or more observers saw it.
+type group struct {
+	key   string
+	ts    time.Time
+	seq   uint64
+	obs   []*observation
+	index int
+}
+
+// positions returns every source position the group's events came from.
+func (g *group) positions() []Position {
+	var out []Position
+	for _, o := range g.obs {
+		out = append(out, o.positions...)
+	}
+	return out
+}
+
+func (g *group) hasObserver(o *observation) bool {
+	for _, x := range g.obs {
+		if x.source() == o.source() && x.first().Observer == o.first().Observer {
+			return true
+		}
+	}
+	return false
+}
+
+// mergeSet holds complete observations for MergeWindow so that views of
+// the same exchange from other observers can join them.
+type mergeSet struct {
+	window time.Duration
+	byKey  map[string]*group
+	heap   groupHeap
+	seq    uint64
+}
+
+func newMergeSet(window time.Duration) mergeSet {
+	return mergeSet{window: window, byKey: map[string]*group{}}
+}
+
+// mergeKey names the exchange across observers: the exchange id the
+// loggers share, else session, JSON-RPC id and method. Without either the
+// observation stands alone.
+func mergeKey(o *observation) string {
+	ev := o.first()
+	if ev.ExchangeID != "" {
+		return "e\x00" + ev.ExchangeID
+	}
+	r := &o.result
+	if ev.SessionID == "" || r.JSONRPCID == "" || r.Method == "" {
+		return ""
+	}
+	return "k\x00" + serverName(ev) + "\x00" + ev.SessionID + "\x00" + r.JSONRPCID + "\x00" + r.Method
+}
+
+func (m *mergeSet) add(o *observation) {
+	key := mergeKey(o)
+	if g, ok := m.byKey[key]; ok && key != "" && !g.hasObserver(o) && absDur(g.ts.Sub(o.ts)) <= m.window {
+		g.obs = append(g.obs, o)
+		if o.ts.Before(g.ts) {
+			g.ts = o.ts
+			heap.Fix(&m.heap, g.index)
+		}
+		return
+	}
+	m.seq++
+	g := &group{key: key, ts: o.ts, seq: m.seq, obs: []*observation{o}}
+	heap.Push(&m.heap, g)
+	if key != "" {
+		m.byKey[key] = g
+	}
+}
+
+// release emits, oldest first, the groups whose merge window the watermark
+// has passed and that no pending request older than them can precede.
+func (m *mergeSet) release(final bool, wm, oldestPending time.Time, emit func(*group)) {
+	for len(m.heap) > 0 {
+		g := m.heap[0]
+		if !final {
+			if g.ts.Add(m.window).After(wm) || (!oldestPending.IsZero() && g.ts.After(oldestPending)) {
+				return
+			}
+		}
+		heap.Pop(&m.heap)
+		if m.byKey[g.key] == g {
+			delete(m.byKey, g.key)
+		}
+		emit(g)
+	}
+}
+
+// Len returns the number of groups waiting.
+func (m *mergeSet) Len() int { return len(m.heap) }
+
+func absDur(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
+}
+
+// sourceRank orders observers for the HTTP view of a merged exchange: what
+// the gateway saw on the wire first, then the server, then the client.
+func sourceRank(o *observation) int {
+	rank := 0
+	if o.resp == nil {
+		rank += 10 // a view without the response loses to one with it
+	}
+	switch o.source() {
+	case schema.SourceGateway:
+	case schema.SourceServer:
+		rank++
+	default:
+		rank += 2
+	}
+	return rank
+}
+
+// record builds the exchange record and its bodies from the group: the
+// HTTP view (status, bodies, classification) from the best observer, the
+// client's own facts (attempt, retry origin, conclusion) from the client.
+func (g *group) record() (schema.Exchange, schema.Body) {
+	obs := slices.Clone(g.obs)
+	slices.SortStableFunc(obs, func(a, b *observation) int { return sourceRank(a) - sourceRank(b) })
+	p := obs[0]
+	first := p.first()
+	var rec schema.Exchange
+	rec.Result = p.result
+	rec.ExchangeID = exchangeID(first)
+	rec.TS = p.ts
+	rec.NoResponseReason = p.reason
+	for _, o := range obs {
+		if !slices.Contains(rec.Sources, o.source()) {
+			rec.Sources = append(rec.Sources, o.source())
+		}
+	}
+	slices.Sort(rec.Sources)
+	rec.OneSided = len(rec.Sources) == 1
+	rec.Source = p.source()
+	rec.Observer = first.Observer
+	var body schema.Body
+	body.ExchangeID, body.TS = rec.ExchangeID, rec.TS
+	if p.req != nil {
+		rec.RequestEventID = p.req.EventID
+		rec.HTTPMethod = p.req.HTTPMethod
+		rec.RequestBytes = len(p.req.RequestBody)
+		body.RequestHeaders, body.RequestBody = p.req.RequestHeaders, p.req.RequestBody
+	}
+	if r := p.resp; r != nil {
+		rec.ResponseEventID = r.EventID
+		rec.HTTPStatus = r.HTTPStatus
+		rec.ResponseBytes = len(r.ResponseBody)
+		rec.TransportError = r.TransportError
+		rec.CloseReason = r.CloseReason
+		body.ResponseHeaders, body.ResponseBody = r.ResponseHeaders, r.ResponseBody
+		if rec.HTTPMethod == "" {
+			rec.HTTPMethod = r.HTTPMethod
+		}
+	}
+	rec.BodyTruncated = (p.req != nil && p.req.BodyTruncated) || (p.resp != nil && p.resp.BodyTruncated)
+	body.Truncated = rec.BodyTruncated
+	rec.EndTS, rec.DurationMS = endTime(p)
+	// Fill what the best view lacks from the others, the client first.
+	slices.SortStableFunc(obs, func(a, b *observation) int { return clientFirst(a) - clientFirst(b) })
+	for _, o := range obs {
+		for _, ev := range []*schema.Event{o.req, o.resp} {
+			if ev == nil {
+				continue
+			}
+			fill(&rec.Server, serverName(ev))
+			fill(&rec.URL, ev.URL)
+			fill(&rec.ClientName, ev.ClientName)
+			fill(&rec.ClientVersion, ev.ClientVersion)
+			fill(&rec.SessionID, ev.SessionID)
+			fill(&rec.IdempotencyKey, ev.IdempotencyKey)
+			fill(&rec.RetryOrigin, ev.RetryOrigin)
+			fill(&rec.ClientOutcome, ev.ClientOutcome)
+			if rec.Attempt == 0 {
+				rec.Attempt = ev.Attempt
+			}
+		}
+	}
+	return rec, body
+}
+
+func clientFirst(o *observation) int {
+	if o.source() == schema.SourceClient {
+		return 0
+	}
+	return 1
+}
+
+func fill(dst *string, v string) {
+	if *dst == "" {
+		*dst = v
+	}
+}
+
+// endTime returns when the response completed and the duration: the
+// logged duration when there is one, else the time between the halves.
+func endTime(o *observation) (time.Time, float64) {
+	var logged *float64
+	for _, ev := range []*schema.Event{o.resp, o.req} {
+		if ev != nil && ev.DurationMS != nil {
+			logged = ev.DurationMS
+			break
+		}
+	}
+	switch {
+	case logged != nil:
+		return o.ts.Add(time.Duration(*logged * float64(time.Millisecond))), *logged
+	case o.resp != nil && o.resp != o.req && o.req != nil:
+		d := o.resp.TS.Sub(o.ts)
+		return o.resp.TS, float64(d) / float64(time.Millisecond)
+	}
+	return o.ts, 0
+}
+
+// groupHeap orders groups by event time, then arrival.
+type groupHeap []*group
+
+func (h groupHeap) Len() int { return len(h) }
+func (h groupHeap) Less(i, j int) bool {
+	if h[i].ts.Equal(h[j].ts) {
+		return h[i].seq < h[j].seq
+	}
+	return h[i].ts.Before(h[j].ts)
+}
+func (h groupHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index, h[j].index = i, j
+}
+func (h *groupHeap) Push(x any) {
+	g := x.(*group)
+	g.index = len(*h)
+	*h = append(*h, g)
+}
+func (h *groupHeap) Pop() any {
+	old := *h
+	g := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	g.index = -1
+	return g
+}

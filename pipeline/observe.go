@@ -1,0 +1,103 @@
+package pipeline
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"net/url"
+	"time"
+	"unsafe"
+
+	"github.com/mcplens/mcplens/classify"
+	"github.com/mcplens/mcplens/schema"
+)
+
+// observation is one observer's complete view of one HTTP exchange: an
+// exchange event, or a request event paired with its response event (or
+// with nothing, when the response never came).
+type observation struct {
+	req, resp *schema.Event // either may be nil, not both
+	positions []Position    // source positions of the events it holds
+	ts        time.Time     // request time (response time for an orphan)
+	result    classify.Result
+	evicted   bool   // NO_RESPONSE because pending state was full
+	reason    string // why a NO_RESPONSE or orphan was emitted
+}
+
+// first returns the event that carries the request half, else the response.
+func (o *observation) first() *schema.Event {
+	if o.req != nil {
+		return o.req
+	}
+	return o.resp
+}
+
+func (o *observation) source() string { return o.first().Source }
+
+// bytesOf views a string as bytes without copying; the classifier only
+// reads.
+func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
+
+// exchange builds the classifier's input from the observation.
+func (o *observation) exchange() classify.Exchange {
+	var ex classify.Exchange
+	if o.req != nil {
+		ex.HTTPMethod = o.req.HTTPMethod
+		ex.RequestHeaders = o.req.RequestHeaders
+		ex.RequestBody = bytesOf(o.req.RequestBody)
+		ex.BodyTruncated = o.req.BodyTruncated
+	}
+	r := o.resp
+	if r == nil {
+		ex.NoResponse, ex.Evicted = true, o.evicted
+		return ex
+	}
+	if o.req == nil {
+		ex.HTTPMethod = r.HTTPMethod
+	}
+	ex.Status = r.HTTPStatus
+	ex.ResponseHeaders = r.ResponseHeaders
+	ex.ResponseBody = bytesOf(r.ResponseBody)
+	ex.BodyTruncated = ex.BodyTruncated || r.BodyTruncated
+	ex.TransportError = r.TransportError
+	ex.CloseReason = r.CloseReason
+	ex.ResponseTime = r.TS
+	if r.StreamComplete != nil {
+		ex.Stream = classify.StreamCut
+		if *r.StreamComplete {
+			ex.Stream = classify.StreamComplete
+		}
+	}
+	return ex
+}
+
+// classify fills o.result.
+func (o *observation) classify() {
+	ex := o.exchange()
+	o.result = classify.Classify(&ex)
+}
+
+// serverName is the logical server name, falling back to the URL's host.
+func serverName(ev *schema.Event) string {
+	if ev.Server != "" {
+		return ev.Server
+	}
+	if ev.URL == "" {
+		return ""
+	}
+	u, err := url.Parse(ev.URL)
+	if err != nil {
+		return ""
+	}
+	return u.Host
+}
+
+// exchangeID is the exchange's id: the one the logger gave, else one
+// derived from the event that carried the request (so that a replay derives
+// the same id and stores collapse the duplicate).
+func exchangeID(ev *schema.Event) string {
+	if ev.ExchangeID != "" {
+		return ev.ExchangeID
+	}
+	sum := sha256.Sum256([]byte(ev.Kind + "\x00" + ev.EventID))
+	return "x-" + hex.EncodeToString(sum[:12])
+}
