@@ -1,0 +1,106 @@
+package kafkatest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+)
+
+// Record is one message for ProduceRecords.
+type Record struct {
+	// Partition the record goes to; 0 by default.
+	Partition int
+	// Key is optional; nil means no key.
+	Key   []byte
+	Value []byte
+}
+
+// Produce writes values, in order, to partition 0 of topic and returns once
+// all are acknowledged by every in-sync replica. On a fresh topic they get
+// offsets 0..len(values)-1.
+func Produce(t testing.TB, brokers, topic string, values ...[]byte) {
+	t.Helper()
+	records := make([]Record, len(values))
+	for i, v := range values {
+		records[i] = Record{Value: v}
+	}
+	ProduceRecords(t, brokers, topic, records...)
+}
+
+// ProduceRecords writes records synchronously, each to its own partition,
+// keeping their order within a partition. It fails the test on any error.
+func ProduceRecords(t testing.TB, brokers, topic string, records ...Record) {
+	t.Helper()
+	if err := produce(brokers, topic, records); err != nil {
+		t.Fatalf("produce %d records to %q: %v", len(records), topic, err)
+	}
+}
+
+func produce(brokers, topic string, records []Record) error {
+	byPartition := map[int][]Record{}
+	var order []int
+	for _, r := range records {
+		if _, ok := byPartition[r.Partition]; !ok {
+			order = append(order, r.Partition)
+		}
+		byPartition[r.Partition] = append(byPartition[r.Partition], r)
+	}
+
+	client, done := newClient(brokers)
+	defer done()
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	for _, p := range order {
+		if err := producePartition(ctx, client, topic, p, byPartition[p]); err != nil {
+			return fmt.Errorf("partition %d: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// producePartition sends one request per partition, retrying only errors
+// that mean nothing was written (no leader yet, stale metadata), so a retry
+// never duplicates records.
+func producePartition(ctx context.Context, client *kafka.Client, topic string, partition int, records []Record) error {
+	for {
+		res, err := client.Produce(ctx, &kafka.ProduceRequest{
+			Topic:        topic,
+			Partition:    partition,
+			RequiredAcks: kafka.RequireAll,
+			Records:      recordReader(records), // fresh: a reader is spent by one attempt
+		})
+		if err == nil {
+			err = res.Error
+		}
+		if err == nil {
+			for i, rerr := range res.RecordErrors {
+				return fmt.Errorf("record %d: %w", i, rerr)
+			}
+			return nil
+		}
+		if !errors.Is(err, kafka.LeaderNotAvailable) && !errors.Is(err, kafka.NotLeaderForPartition) &&
+			!errors.Is(err, kafka.UnknownTopicOrPartition) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (last: %w)", ctx.Err(), err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func recordReader(records []Record) kafka.RecordReader {
+	recs := make([]kafka.Record, len(records))
+	for i, r := range records {
+		recs[i].Value = kafka.NewBytes(r.Value)
+		if r.Key != nil {
+			recs[i].Key = kafka.NewBytes(r.Key)
+		}
+	}
+	return kafka.NewRecordReader(recs...)
+}
