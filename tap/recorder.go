@@ -1,0 +1,194 @@
+// Package tap records MCP traffic as it passes: [Recorder] is an
+// http.Handler middleware around any upstream handler (an
+// httputil.ReverseProxy in cmd/tap, an SDK handler in tests) that emits one
+// contract-v1 "exchange" event per HTTP exchange to a [Writer].
+//
+// The recorder never changes the traffic. Response writes and flushes reach
+// the client at once, so server-sent events stay live; bodies are teed into
+// buffers capped by [Config.MaxBodyBytes]. For text/event-stream responses it
+// also records whether the stream ended normally (stream.complete,
+// stream.close_reason).
+package tap
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/mcplens/mcplens/schema"
+)
+
+// Close reasons recorded for event streams (stream.close_reason).
+const (
+	CloseEOF         = "eof"          // the upstream handler returned normally
+	CloseClientAbort = "client_abort" // the client went away or stopped reading
+	CloseServerAbort = "server_abort" // the upstream panicked, aborted or hijacked
+)
+
+// TransportClientAbort is the transport_error of an exchange whose client
+// went away before any response status was sent, and TransportReset that of
+// an exchange whose upstream aborted before sending one.
+const (
+	TransportClientAbort = "client_abort"
+	TransportReset       = "connection_reset"
+)
+
+// Deps are the Recorder's collaborators.
+type Deps struct {
+	// Next is the upstream handler whose traffic is recorded. Required.
+	Next http.Handler
+	// Writer receives the events. Required.
+	Writer Writer
+	// Logger reports events that could not be written. The zero value
+	// discards.
+	Logger zerolog.Logger
+}
+
+// Recorder is the recording middleware. It is safe for concurrent use and
+// starts no goroutines: each event is written by the goroutine that served
+// its request, after the upstream handler returned.
+type Recorder struct {
+	cfg    Config
+	next   http.Handler
+	writer Writer
+	log    zerolog.Logger
+}
+
+// New returns a Recorder for cfg in front of deps.Next.
+func New(cfg Config, deps Deps) (*Recorder, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("tap config: %w", err)
+	}
+	if deps.Next == nil || deps.Writer == nil {
+		return nil, errors.New("tap: Deps.Next and Deps.Writer are required")
+	}
+	return &Recorder{cfg: cfg.withDefaults(), next: deps.Next, writer: deps.Writer, log: deps.Logger}, nil
+}
+
+// ServeHTTP serves the request through the upstream handler and records it.
+// A panic in the upstream handler (http.ErrAbortHandler included) is
+// recorded and then re-raised, so net/http handles it as it would without
+// the recorder.
+func (rec *Recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	reqBody, reqTruncated := captureRequest(r, rec.cfg.MaxBodyBytes)
+	rw := newResponseWriter(w, rec.cfg.MaxBodyBytes)
+	var (
+		panicked = true
+		panicVal any
+	)
+	defer func() {
+		if panicked {
+			panicVal = recover()
+		}
+		ev := rec.event(r, rw, start, reqBody, reqTruncated, panicked)
+		rec.write(r.Context(), ev)
+		if panicked {
+			panic(panicVal)
+		}
+	}()
+	rec.next.ServeHTTP(rw, r)
+	panicked = false
+}
+
+// event builds the exchange event once the upstream handler is done.
+func (rec *Recorder) event(r *http.Request, rw *responseWriter, start time.Time, reqBody string, reqTruncated, panicked bool) schema.Event {
+	dur := float64(time.Since(start).Microseconds()) / 1000
+	name, version := clientInfo(reqBody, r.UserAgent())
+	ev := schema.Event{
+		V:              schema.ContractVersion,
+		EventID:        rand.Text(),
+		TS:             start.UTC(),
+		Kind:           schema.KindExchange,
+		Source:         schema.SourceGateway,
+		Observer:       rec.cfg.Observer,
+		ExchangeID:     rand.Text(),
+		Server:         rec.cfg.Server,
+		URL:            requestURL(r),
+		ClientName:     name,
+		ClientVersion:  version,
+		HTTPMethod:     r.Method,
+		RequestHeaders: flattenHeader(r.Header),
+		RequestBody:    reqBody,
+		BodyTruncated:  reqTruncated || rw.body.truncated,
+		DurationMS:     &dur,
+	}
+	ev.RequestHeaders["host"] = r.Host
+	clientGone := r.Context().Err() != nil || rw.writeErr != nil
+
+	if !rw.wroteHeader {
+		// No status reached the client.
+		switch {
+		case panicked:
+			ev.TransportError = TransportReset
+		case clientGone:
+			ev.TransportError = TransportClientAbort
+		default:
+			// net/http sends an implicit 200 when the handler returns.
+			rw.implicitHeader(nil)
+		}
+	}
+	if rw.wroteHeader {
+		ev.HTTPStatus = rw.status
+		ev.ResponseHeaders = flattenHeader(rw.header)
+		ev.ResponseBody = rw.body.String()
+	}
+	ev.SessionID = ev.ResponseHeaders["mcp-session-id"]
+	if ev.SessionID == "" {
+		ev.SessionID = ev.RequestHeaders["mcp-session-id"]
+	}
+	if rw.wroteHeader && isEventStream(rw.header) {
+		complete, reason := false, CloseEOF
+		switch {
+		case clientGone:
+			reason = CloseClientAbort
+		case panicked || rw.hijacked:
+			reason = CloseServerAbort
+		default:
+			complete = true
+		}
+		ev.StreamComplete = &complete
+		ev.CloseReason = reason
+	}
+	return ev
+}
+
+// write hands ev to the Writer, detached from the request's cancellation.
+func (rec *Recorder) write(ctx context.Context, ev schema.Event) {
+	if rec.cfg.Redact != nil {
+		rec.cfg.Redact(&ev)
+	}
+	if err := rec.writer.WriteEvent(context.WithoutCancel(ctx), ev); err != nil {
+		rec.log.Error().Err(err).Str("exchange_id", ev.ExchangeID).Str("url", ev.URL).Msg("tap: event not written")
+	}
+}
+
+// requestURL rebuilds the URL the client asked for.
+func requestURL(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host + r.URL.RequestURI()
+}
+
+// flattenHeader lower-cases names and joins repeated values with ", ".
+func flattenHeader(h http.Header) map[string]string {
+	out := make(map[string]string, len(h)+1)
+	for k, vs := range h {
+		out[strings.ToLower(k)] = strings.Join(vs, ", ")
+	}
+	return out
+}
+
+func isEventStream(h http.Header) bool {
+	mt, _, err := mime.ParseMediaType(h.Get("Content-Type"))
+	return err == nil && mt == "text/event-stream"
+}
