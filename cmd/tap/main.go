@@ -1,0 +1,149 @@
+// Command tap is a recording MCP reverse proxy: put it in front of any MCP
+// server (Streamable HTTP; JSON and SSE responses pass through untouched
+// and live) and it writes one contract-v1 exchange event per HTTP exchange
+// to stdout, a file or Kafka, with secrets redacted and bodies capped.
+//
+//	tap --upstream http://127.0.0.1:3000 --listen 127.0.0.1:8787 --to kafka://127.0.0.1:9092/mcp-logs
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/mcplens/mcplens/pipeline"
+	"github.com/mcplens/mcplens/schema"
+	"github.com/mcplens/mcplens/tap"
+)
+
+type config struct {
+	Listen   string
+	Upstream string
+	To       string
+	LogLevel string
+	Tap      tap.Config
+	Redact   pipeline.RedactConfig
+}
+
+func (c *config) RegisterFlags(fs *flag.FlagSet) {
+	fs.StringVar(&c.Listen, "listen", "127.0.0.1:8787", "address the proxy listens on")
+	fs.StringVar(&c.Upstream, "upstream", "", "URL of the MCP server to proxy (required), e.g. http://127.0.0.1:3000")
+	fs.StringVar(&c.To, "to", "stdout", "where events go: stdout, file:PATH (appended) or kafka://HOST:PORT[,HOST:PORT]/TOPIC")
+	fs.StringVar(&c.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
+	c.Tap.RegisterFlags(fs)
+	fs.Func("redact-pattern", "extra regular expression whose matches in bodies are redacted (repeatable)", func(s string) error {
+		c.Redact.Patterns = append(c.Redact.Patterns, s)
+		return nil
+	})
+	fs.Func("redact-header", "extra header whose value is redacted (repeatable)", func(s string) error {
+		c.Redact.Headers = append(c.Redact.Headers, strings.ToLower(s))
+		return nil
+	})
+}
+
+func (c *config) Validate() error {
+	var errs []error
+	if c.Upstream == "" {
+		errs = append(errs, errors.New("--upstream is required"))
+	} else if u, err := url.Parse(c.Upstream); err != nil || u.Scheme == "" || u.Host == "" {
+		errs = append(errs, fmt.Errorf("--upstream %q: want an absolute http(s) URL", c.Upstream))
+	}
+	if c.Listen == "" {
+		errs = append(errs, errors.New("--listen is required"))
+	}
+	if err := c.Tap.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+func main() {
+	var cfg config
+	fs := flag.NewFlagSet("tap", flag.ContinueOnError)
+	cfg.RegisterFlags(fs)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: tap --upstream URL [--listen ADDR] [--to stdout|file:PATH|kafka://HOST:PORT/TOPIC]\n\n"+
+			"A recording MCP reverse proxy: one contract-v1 exchange event per HTTP exchange.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0)
+		}
+		os.Exit(2)
+	}
+	lvl, err := zerolog.ParseLevel(cfg.LogLevel)
+	if err != nil {
+		lvl = zerolog.InfoLevel
+	}
+	logger := zerolog.New(os.Stderr).Level(lvl).With().Timestamp().Str("component", "tap").Logger()
+	if err := cfg.Validate(); err != nil {
+		logger.Error().Err(err).Msg("invalid configuration")
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, cfg, logger); err != nil {
+		logger.Error().Err(err).Msg("tap failed")
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, cfg config, logger zerolog.Logger) error {
+	up, err := url.Parse(cfg.Upstream)
+	if err != nil {
+		return fmt.Errorf("parse upstream: %w", err)
+	}
+	writer, closeWriter, err := openWriter(cfg.To)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		start := time.Now()
+		err := closeWriter()
+		logger.Info().Err(err).Dur("took", time.Since(start)).Msg("closed event writer")
+	}()
+	red, err := pipeline.NewRedactor(cfg.Redact)
+	if err != nil {
+		return fmt.Errorf("build redactor: %w", err)
+	}
+	cfg.Tap.Redact = func(ev *schema.Event) { red.Apply(ev) }
+	proxy := httputil.NewSingleHostReverseProxy(up)
+	proxy.FlushInterval = -1 // pass SSE through as it is written
+	proxy.ErrorLog = nil
+	rec, err := tap.New(cfg.Tap, tap.Deps{Next: proxy, Writer: writer, Logger: logger})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", cfg.Listen, err)
+	}
+	srv := &http.Server{Handler: rec, ReadHeaderTimeout: 10 * time.Second}
+	logger.Info().Str("addr", ln.Addr().String()).Str("upstream", cfg.Upstream).Str("to", cfg.To).Msg("tap proxying")
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	start := time.Now()
+	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	err = srv.Shutdown(sctx)
+	logger.Info().Err(err).Dur("took", time.Since(start)).Msg("stopped proxy")
+	return nil
+}

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"github.com/mcplens/mcplens/schema"
+	"github.com/mcplens/mcplens/tap"
+)
+
+// openWriter returns the event writer for --to and how to close it.
+func openWriter(to string) (tap.Writer, func() error, error) {
+	switch {
+	case to == "stdout":
+		return tap.NewNDJSON(os.Stdout), func() error { return nil }, nil
+	case strings.HasPrefix(to, "file:"):
+		path := strings.TrimPrefix(to, "file:")
+		if path == "" {
+			return nil, nil, fmt.Errorf("--to %q: want file:PATH", to)
+		}
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, nil, fmt.Errorf("open event file: %w", err)
+		}
+		return tap.NewNDJSON(f), f.Close, nil
+	case strings.HasPrefix(to, "kafka://"):
+		rest := strings.TrimPrefix(to, "kafka://")
+		hosts, topic, ok := strings.Cut(rest, "/")
+		if !ok || hosts == "" || topic == "" || strings.ContainsAny(topic, "/?") {
+			return nil, nil, fmt.Errorf("--to %q: want kafka://HOST:PORT[,HOST:PORT]/TOPIC", to)
+		}
+		w := &kafka.Writer{
+			Addr:         kafka.TCP(strings.Split(hosts, ",")...),
+			Topic:        topic,
+			Balancer:     &kafka.Hash{},
+			BatchTimeout: 5 * time.Millisecond,
+			RequiredAcks: kafka.RequireAll,
+			Compression:  kafka.Lz4,
+		}
+		return kafkaWriter{w}, w.Close, nil
+	}
+	return nil, nil, fmt.Errorf("--to %q: want stdout, file:PATH or kafka://HOST:PORT/TOPIC", to)
+}
+
+// kafkaWriter produces each event keyed by session (else exchange id), so
+// that all of a session's traffic lands in one partition and one consumer.
+type kafkaWriter struct{ w *kafka.Writer }
+
+func (k kafkaWriter) WriteEvent(ctx context.Context, ev schema.Event) error {
+	line, err := tap.MarshalLine(ev)
+	if err != nil {
+		return err
+	}
+	key := ev.SessionID
+	if key == "" {
+		key = ev.ExchangeID
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := k.w.WriteMessages(ctx, kafka.Message{Key: []byte(key), Value: line}); err != nil {
+		return fmt.Errorf("produce event %s: %w", ev.EventID, err)
+	}
+	return nil
+}
