@@ -25,6 +25,10 @@ type Config struct {
 	RetryMin, RetryMax time.Duration
 	// ShutdownTimeout bounds the final flush on stop. Default 30s.
 	ShutdownTimeout time.Duration
+	// IdleAdvance: after this long (wall clock) without input, event time
+	// advances with the wall clock so that the last exchanges of a burst
+	// are released. Default 5s.
+	IdleAdvance time.Duration
 }
 
 // DefaultConfig returns the configuration RegisterFlags would set.
@@ -59,6 +63,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.FlushInterval, "flush-interval", time.Second, "longest time a finished exchange waits before it is written")
 	fs.DurationVar(&c.RetryMin, "retry-min", 200*time.Millisecond, "first backoff after a failed sink write")
 	fs.DurationVar(&c.RetryMax, "retry-max", 30*time.Second, "longest backoff between failed sink writes")
+	fs.DurationVar(&c.IdleAdvance, "idle-advance", 5*time.Second, "after this long without input, event time advances with the wall clock so the last exchanges are released")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "how long the final flush and commit may take on stop")
 }
 
@@ -80,6 +85,7 @@ func (c *Config) Validate() error {
 	pos("flush-interval", c.FlushInterval > 0)
 	pos("retry-min", c.RetryMin > 0)
 	pos("shutdown-timeout", c.ShutdownTimeout > 0)
+	pos("idle-advance", c.IdleAdvance > 0)
 	if c.RetryMax < c.RetryMin {
 		errs = append(errs, errors.New("retry-max must be at least retry-min"))
 	}

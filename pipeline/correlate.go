@@ -189,6 +189,15 @@ func (c *Correlator) complete(o *observation) {
 	c.merging.add(o)
 }
 
+// Advance moves event time forward by d without input: the engine calls
+// it when the source has been idle, so that the last exchanges of a burst
+// are released instead of waiting for the next event.
+func (c *Correlator) Advance(d time.Duration) {
+	if !c.maxTS.IsZero() && d > 0 {
+		c.maxTS = c.maxTS.Add(d)
+	}
+}
+
 // Watermark is the event time up to which the input is taken as complete.
 func (c *Correlator) Watermark() time.Time {
 	if c.maxTS.IsZero() {

@@ -127,6 +127,7 @@ func (e *Engine) Run(ctx context.Context) error {
 func (e *Engine) loop(ctx context.Context, msgs <-chan Message, fetchErr <-chan error) error {
 	tick := time.NewTicker(e.cfg.FlushInterval)
 	defer tick.Stop()
+	lastInput := e.d.Now()
 	for {
 		select {
 		case m, ok := <-msgs:
@@ -147,12 +148,17 @@ func (e *Engine) loop(ctx context.Context, msgs <-chan Message, fetchErr <-chan 
 				return e.stop("shutdown")
 			}
 			e.handle(m)
+			lastInput = e.d.Now()
 			if e.batch.Len() >= e.cfg.BatchSize {
 				if err := e.flush(ctx); err != nil {
 					return e.stopAfter(err)
 				}
 			}
 		case <-tick.C:
+			if now := e.d.Now(); now.Sub(lastInput) >= e.cfg.IdleAdvance {
+				e.corr.Advance(now.Sub(lastInput))
+				lastInput = now
+			}
 			e.corr.Release(false, e.emit)
 			if err := e.flush(ctx); err != nil {
 				return e.stopAfter(err)

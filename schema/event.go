@@ -45,8 +45,8 @@ type Event struct {
 	HTTPStatus      int               `json:"http.status,omitempty"`
 	RequestHeaders  map[string]string `json:"http.request_headers,omitempty"`
 	ResponseHeaders map[string]string `json:"http.response_headers,omitempty"`
-	RequestBody     string            `json:"request_body,omitempty"`
-	ResponseBody    string            `json:"response_body,omitempty"`
+	RequestBody     string            `json:"request_body"`
+	ResponseBody    string            `json:"response_body"`
 	BodyTruncated   bool              `json:"body_truncated,omitempty"`
 	DurationMS      *float64          `json:"duration_ms,omitempty"`
 	StreamComplete  *bool             `json:"stream.complete,omitempty"`

@@ -55,11 +55,35 @@ func produce(brokers, topic string, records []Record) error {
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
 	for _, p := range order {
-		if err := producePartition(ctx, client, topic, p, byPartition[p]); err != nil {
-			return fmt.Errorf("partition %d: %w", p, err)
+		for _, chunk := range chunks(byPartition[p], maxRequestBytes) {
+			if err := producePartition(ctx, client, topic, p, chunk); err != nil {
+				return fmt.Errorf("partition %d: %w", p, err)
+			}
 		}
 	}
 	return nil
+}
+
+// maxRequestBytes keeps each produce request under the broker's default
+// message.max.bytes (about 1 MiB per record batch).
+const maxRequestBytes = 512 << 10
+
+// chunks splits records, in order, into runs of at most limit bytes.
+func chunks(records []Record, limit int) [][]Record {
+	var out [][]Record
+	start, size := 0, 0
+	for i, r := range records {
+		n := len(r.Key) + len(r.Value) + 64
+		if i > start && size+n > limit {
+			out = append(out, records[start:i])
+			start, size = i, 0
+		}
+		size += n
+	}
+	if start < len(records) {
+		out = append(out, records[start:])
+	}
+	return out
 }
 
 // producePartition sends one request per partition, retrying only errors

@@ -1,0 +1,64 @@
+// Command ingest reads contract-v1 MCP log events from a file or Kafka,
+// correlates and classifies them, and writes exchange records to stdout, a
+// file or a store.
+//
+//	ingest --from file:logs.ndjson --to stdout
+//	ingest --from kafka://127.0.0.1:9092/mcp-logs?group=mcplens --to duckdb:mcplens.duckdb
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/rs/zerolog"
+)
+
+func main() {
+	var cfg config
+	fs := flag.NewFlagSet("ingest", flag.ContinueOnError)
+	cfg.RegisterFlags(fs)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: ingest --from SOURCE --to SINK [flags]\n\n"+
+			"Reads contract-v1 MCP log events, pairs requests with responses, classifies every\n"+
+			"exchange and writes exchange records. Every flag can also be set by the environment\n"+
+			"variable MCPLENS_<FLAG> (upper case, '-' as '_'), e.g. MCPLENS_FROM.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := parseFlags(fs, os.Args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0)
+		}
+		fmt.Fprintln(os.Stderr, "ingest:", err)
+		os.Exit(2)
+	}
+	logger := newLogger(cfg.LogLevel, cfg.LogFormat)
+	if err := cfg.Validate(); err != nil {
+		logger.Error().Err(err).Msg("invalid configuration")
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, cfg, logger); err != nil {
+		logger.Error().Err(err).Msg("ingest failed")
+		os.Exit(1)
+	}
+}
+
+func newLogger(level, format string) zerolog.Logger {
+	lvl, err := zerolog.ParseLevel(level)
+	if err != nil {
+		lvl = zerolog.InfoLevel
+	}
+	var l zerolog.Logger
+	if format == "console" {
+		l = zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr})
+	} else {
+		l = zerolog.New(os.Stderr)
+	}
+	return l.Level(lvl).With().Timestamp().Str("component", "ingest").Logger()
+}

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/rs/zerolog"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/mcplens/mcplens/pipeline"
+	"github.com/mcplens/mcplens/pipeline/kafkasource"
+)
+
+// run wires source, engine, sink and the HTTP endpoints, and stops them in
+// reverse order when ctx ends or the input is exhausted.
+func run(ctx context.Context, cfg config, logger zerolog.Logger) error {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	sink, err := openSink(ctx, cfg, logger, reg)
+	if err != nil {
+		return err
+	}
+	defer closeStep(logger, "sink", sink.Close)
+	src, err := openSource(cfg.From, logger, reg)
+	if err != nil {
+		return err
+	}
+	defer closeStep(logger, "source", src.Close)
+	engine, err := pipeline.New(cfg.Pipeline, pipeline.Deps{Source: src, Sink: sink, Logger: logger, Registerer: reg})
+	if err != nil {
+		return err
+	}
+
+	var ready atomic.Bool
+	g, gctx := errgroup.WithContext(ctx)
+	var srv *http.Server
+	if cfg.Listen != "" {
+		ln, err := net.Listen("tcp", cfg.Listen)
+		if err != nil {
+			return fmt.Errorf("listen %s: %w", cfg.Listen, err)
+		}
+		srv = &http.Server{Handler: opsHandler(reg, &ready), ReadHeaderTimeout: 5 * time.Second}
+		logger.Info().Str("addr", ln.Addr().String()).Msg("serving /metrics, /healthz, /readyz")
+		g.Go(func() error {
+			if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+				return fmt.Errorf("serve metrics: %w", err)
+			}
+			return nil
+		})
+	}
+	g.Go(func() error {
+		ready.Store(true)
+		logger.Info().Str("from", cfg.From).Str("to", cfg.To).Msg("ingest started")
+		err := engine.Run(gctx)
+		ready.Store(false)
+		if srv != nil {
+			start := time.Now()
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = srv.Shutdown(sctx)
+			logger.Info().Dur("took", time.Since(start)).Msg("stopped http server")
+		}
+		return err
+	})
+	return g.Wait()
+}
+
+func closeStep(logger zerolog.Logger, what string, close func() error) {
+	start := time.Now()
+	err := close()
+	logger.Info().Err(err).Dur("took", time.Since(start)).Msgf("closed %s", what)
+}
+
+func opsHandler(reg *prometheus.Registry, ready *atomic.Bool) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !ready.Load() {
+			http.Error(w, "not ready\n", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ready\n"))
+	})
+	return mux
+}
+
+func openSource(from string, logger zerolog.Logger, reg prometheus.Registerer) (pipeline.Source, error) {
+	switch {
+	case strings.HasPrefix(from, "file:"):
+		path, err := pipeline.ParseFileURL(from)
+		if err != nil {
+			return nil, err
+		}
+		return pipeline.NewFileSource(path, pipeline.FileSourceConfig{})
+	case strings.HasPrefix(from, "kafka://"):
+		kc, err := kafkasource.ParseURL(from)
+		if err != nil {
+			return nil, err
+		}
+		return kafkasource.New(kc, logger, reg)
+	}
+	return nil, fmt.Errorf("--from %q: want file:PATH or kafka://HOST:PORT/TOPIC?group=G", from)
+}
+
+func openSink(_ context.Context, cfg config, logger zerolog.Logger, _ prometheus.Registerer) (pipeline.Sink, error) {
+	switch to := cfg.To; {
+	case to == "stdout":
+		return pipeline.NewStdoutSink(os.Stdout, os.Stderr), nil
+	case strings.HasPrefix(to, "file:"):
+		path, err := pipeline.ParseFileSinkURL(to)
+		if err != nil {
+			return nil, err
+		}
+		logger.Info().Str("path", path).Msg("writing exchange records to file")
+		return pipeline.OpenFileSink(path)
+	}
+	return nil, fmt.Errorf("--to %q: want stdout, file:PATH, duckdb:PATH or clickhouse://HOST:PORT/DB", cfg.To)
+}

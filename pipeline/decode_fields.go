@@ -1,0 +1,296 @@
+package pipeline
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"time"
+	"unsafe"
+
+	"github.com/mcplens/mcplens/schema"
+	"github.com/valyala/fastjson"
+)
+
+// The typed readers of decodeState: each reads one contract field, treats a
+// JSON null as absent, and records the first type error.
+
+// bytesString views b as a string without copying; only for values that do not
+// outlive the parser's buffer.
+func bytesString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) } //nolint:gosec // G103: read-only view, see above
+
+// internBytes returns b as a string, shared with earlier equal strings of this
+// Decoder, so repeated values (server, header names, content types) cost no
+// allocation.
+func (d *Decoder) internBytes(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if len(b) > maxInternLen {
+		return string(b)
+	}
+	if s, ok := d.intern[string(b)]; ok {
+		return s
+	}
+	if d.intern == nil || len(d.intern) >= maxInterned {
+		d.intern = make(map[string]string, 256)
+	}
+	s := string(b)
+	d.intern[s] = s
+	return s
+}
+
+// quoteForError renders a value for an error message, cut to a readable length.
+func quoteForError(b []byte) string {
+	const max = 64
+	if len(b) > max {
+		return fmt.Sprintf("%q...", b[:max])
+	}
+	return fmt.Sprintf("%q", b)
+}
+
+func (s *decodeState) version(v *fastjson.Value) {
+	if v.Type() == fastjson.TypeNull {
+		return
+	}
+	n, err := v.Int()
+	switch {
+	case err != nil:
+		s.fail("v", "want an integer, got %s", v.Type())
+	case n < 1:
+		s.fail("v", "invalid contract version %d", n)
+	case n > schema.ContractVersion:
+		s.fail("v", "unsupported contract version %d (this build speaks %d)", n, schema.ContractVersion)
+	}
+}
+
+// strBytes returns the unescaped bytes of a string field (valid until the
+// next parse), or ok=false when it is null or failed.
+func (s *decodeState) strBytes(field string, v *fastjson.Value) (b []byte, ok bool) {
+	switch v.Type() {
+	case fastjson.TypeNull:
+		return nil, false
+	case fastjson.TypeString:
+		b, _ = v.StringBytes()
+		return b, true
+	}
+	s.fail(field, "want a string, got %s", v.Type())
+	return nil, false
+}
+
+// str returns a string field, interned when its values are known to repeat.
+func (s *decodeState) str(field string, v *fastjson.Value, intern bool) string {
+	b, ok := s.strBytes(field, v)
+	switch {
+	case !ok:
+		return ""
+	case intern:
+		return s.d.internBytes(b)
+	}
+	return string(b)
+}
+
+func (s *decodeState) body(field string, v *fastjson.Value, bit uint8) string {
+	b, ok := s.bodyString(field, v)
+	if ok {
+		s.has |= bit
+	}
+	return b
+}
+
+func (s *decodeState) ts(v *fastjson.Value) {
+	b, ok := s.strBytes("ts", v)
+	if !ok {
+		return
+	}
+	// time.Parse takes RFC3339Nano's fast path and accepts a missing
+	// fraction; the shape check rejects what its slow path would also take
+	// (one-digit hours).
+	t, err := time.Parse(time.RFC3339Nano, bytesString(b))
+	if err != nil || len(b) < len("2006-01-02T15:04:05Z") || b[4] != '-' || b[7] != '-' ||
+		b[10] != 'T' || b[13] != ':' || b[16] != ':' {
+		s.fail("ts", "want an RFC 3339 time, got %s", quoteForError(b))
+		return
+	}
+	// Years that int64 Unix nanoseconds (and DateTime64(9)) can hold.
+	if t = t.UTC(); t.Year() < 1970 || t.Year() > 2261 {
+		s.fail("ts", "year %d out of range [1970, 2261]", t.Year())
+		return
+	}
+	s.ev.TS = t
+	s.has |= seenTS
+}
+
+func (s *decodeState) kind(v *fastjson.Value) {
+	b, ok := s.strBytes("kind", v)
+	if !ok {
+		return
+	}
+	switch string(b) {
+	case schema.KindExchange:
+		s.ev.Kind = schema.KindExchange
+	case schema.KindRequest:
+		s.ev.Kind = schema.KindRequest
+	case schema.KindResponse:
+		s.ev.Kind = schema.KindResponse
+	default:
+		s.fail("kind", "unknown kind %s (want exchange, request or response)", quoteForError(b))
+		return
+	}
+	s.has |= seenKind
+}
+
+func (s *decodeState) source(v *fastjson.Value) {
+	b, ok := s.strBytes("source", v)
+	if !ok {
+		return
+	}
+	switch string(b) {
+	case schema.SourceGateway:
+		s.ev.Source = schema.SourceGateway
+	case schema.SourceClient:
+		s.ev.Source = schema.SourceClient
+	case schema.SourceServer:
+		s.ev.Source = schema.SourceServer
+	default:
+		s.fail("source", "unknown source %s (want gateway, client or server)", quoteForError(b))
+		return
+	}
+	s.has |= seenSource
+}
+
+// integer reads an optional integer field within [lo, hi].
+func (s *decodeState) integer(field string, v *fastjson.Value, lo, hi int) (int, bool) {
+	if v.Type() == fastjson.TypeNull {
+		return 0, false
+	}
+	n, err := v.Int()
+	if err != nil {
+		s.fail(field, "want an integer, got %s", quoteForError(v.MarshalTo(nil)))
+		return 0, false
+	}
+	if n < lo || n > hi {
+		s.fail(field, "%d out of range [%d, %d]", n, lo, hi)
+		return 0, false
+	}
+	return n, true
+}
+
+func (s *decodeState) status(v *fastjson.Value) {
+	if n, ok := s.integer("http.status", v, 0, 999); ok {
+		s.ev.HTTPStatus = n // 0 counts as absent: no HTTP response
+	}
+}
+
+func (s *decodeState) attempt(v *fastjson.Value) {
+	if n, ok := s.integer("attempt", v, 0, 1<<31-1); ok {
+		s.ev.Attempt = n
+	}
+}
+
+func (s *decodeState) bool(field string, v *fastjson.Value) (bool, bool) {
+	switch v.Type() {
+	case fastjson.TypeNull:
+		return false, false
+	case fastjson.TypeTrue:
+		return true, true
+	case fastjson.TypeFalse:
+		return false, true
+	}
+	s.fail(field, "want a boolean, got %s", v.Type())
+	return false, false
+}
+
+func (s *decodeState) duration(v *fastjson.Value) {
+	if v.Type() == fastjson.TypeNull {
+		return
+	}
+	f, err := v.Float64()
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		s.fail("duration_ms", "want a finite number, got %s", quoteForError(v.MarshalTo(nil)))
+		return
+	}
+	s.ev.DurationMS = &f
+}
+
+// headers reads an object of string values, lower-casing the names.
+func (s *decodeState) headers(field string, v *fastjson.Value) map[string]string {
+	if v.Type() == fastjson.TypeNull {
+		return nil
+	}
+	o, err := v.Object()
+	if err != nil {
+		s.fail(field, "want an object of strings, got %s", v.Type())
+		return nil
+	}
+	h := make(map[string]string, o.Len())
+	o.Visit(func(k []byte, hv *fastjson.Value) {
+		if s.err != nil {
+			return
+		}
+		var val []byte
+		switch hv.Type() {
+		case fastjson.TypeNull:
+			return
+		case fastjson.TypeString:
+			val, _ = hv.StringBytes()
+		default:
+			s.fail(field, "value of %s: want a string, got %s", quoteForError(k), hv.Type())
+			return
+		}
+		s.d.lower = appendLowerASCII(s.d.lower[:0], k)
+		h[s.d.internBytes(s.d.lower)] = s.d.internBytes(val)
+	})
+	return h
+}
+
+func appendLowerASCII(dst, b []byte) []byte {
+	for _, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		dst = append(dst, c)
+	}
+	return dst
+}
+
+// attrs merges the line's "attrs" object into Event.Attrs; its entries win
+// over unknown top-level fields of the same name.
+func (s *decodeState) attrs(v *fastjson.Value) {
+	if v.Type() == fastjson.TypeNull {
+		return
+	}
+	o, err := v.Object()
+	if err != nil {
+		s.fail("attrs", "want an object, got %s", v.Type())
+		return
+	}
+	o.Visit(func(k []byte, av *fastjson.Value) { s.setAttr(string(k), av, true) })
+}
+
+// unknown keeps a field the contract does not name in Event.Attrs.
+func (s *decodeState) unknown(k []byte, v *fastjson.Value) {
+	if _, ok := s.ev.Attrs[string(k)]; !ok {
+		s.setAttr(string(k), v, false)
+	}
+}
+
+func (s *decodeState) setAttr(name string, v *fastjson.Value, explicit bool) {
+	if s.err != nil {
+		return
+	}
+	// v was never type-checked, so MarshalTo reproduces the input bytes;
+	// fastjson parses leniently, so check them before they leave as JSON.
+	raw := v.MarshalTo(nil)
+	if err := fastjson.ValidateBytes(raw); err != nil {
+		field := "attrs"
+		if !explicit {
+			field = ""
+		}
+		s.fail(field, "not JSON: value of %s: %v", quoteForError([]byte(name)), err)
+		return
+	}
+	if s.ev.Attrs == nil {
+		s.ev.Attrs = make(map[string]json.RawMessage, 4)
+	}
+	s.ev.Attrs[name] = raw
+}

@@ -1,0 +1,133 @@
+package pipeline
+
+import (
+	"encoding/binary"
+	"unicode/utf16"
+	"unicode/utf8"
+	"unsafe"
+
+	"github.com/valyala/fastjson"
+)
+
+// bodyString returns a JSON string value unescaped into a fresh string,
+// faster than fastjson's unescaping on the escape-dense bodies the contract
+// carries (JSON inside a JSON string). v must not have been type-checked: its
+// raw bytes are read through MarshalTo. ok is false for null or a non-string.
+func (s *decodeState) bodyString(field string, v *fastjson.Value) (string, bool) {
+	raw := v.MarshalTo(s.d.raw[:0])
+	s.d.raw = raw
+	if len(raw) < 2 || raw[0] != '"' {
+		if v.Type() != fastjson.TypeNull {
+			s.fail(field, "want a string, got %s", v.Type())
+		}
+		return "", false
+	}
+	raw = raw[1 : len(raw)-1]
+	if len(raw) == 0 {
+		return "", true
+	}
+	out := unescapeJSON(make([]byte, len(raw)), raw)
+	return unsafe.String(unsafe.SliceData(out), len(out)), true //nolint:gosec // G103: out is fresh and never written again
+}
+
+// unescape decodes the JSON string content s into out (len(out) >= len(s):
+// unescaping never grows a string) and returns the used part. Like fastjson,
+// it is best effort: an invalid escape is kept as written, so a malformed
+// body survives.
+func unescapeJSON(out, s []byte) []byte {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	n, i := 0, 0
+	for i < len(s) {
+		// Copy eight bytes at a time while none is a backslash.
+		for i+8 <= len(s) {
+			x := binary.LittleEndian.Uint64(s[i:])
+			y := x ^ (lo * '\\')
+			if (y-lo)&^y&hi != 0 {
+				break
+			}
+			binary.LittleEndian.PutUint64(out[n:], x)
+			i, n = i+8, n+8
+		}
+		for i < len(s) && s[i] != '\\' {
+			out[n] = s[i]
+			i, n = i+1, n+1
+		}
+		if i+1 >= len(s) { // no escape, or a lone trailing backslash
+			n += copy(out[n:], s[i:])
+			break
+		}
+		c, w := s[i+1], 2
+		switch c {
+		case '"', '\\', '/':
+		case 'b':
+			c = '\b'
+		case 'f':
+			c = '\f'
+		case 'n':
+			c = '\n'
+		case 'r':
+			c = '\r'
+		case 't':
+			c = '\t'
+		case 'u':
+			r, w := unescapeRune(s[i:])
+			if w == 0 { // invalid: keep "\u" and go on after it
+				n += copy(out[n:], s[i:i+2])
+				i += 2
+				continue
+			}
+			n += utf8.EncodeRune(out[n:], r)
+			i += w
+			continue
+		default: // unknown escape: keep it
+			out[n] = '\\'
+			n++
+		}
+		out[n] = c
+		i, n = i+w, n+1
+	}
+	return out[:n]
+}
+
+// unescapeRune decodes "\uXXXX" (and a following "\uXXXX" when the first is
+// a surrogate) at the start of s; w is the bytes consumed, 0 when invalid.
+// Same results as fastjson: a surrogate followed by a non-matching escape
+// becomes U+FFFD, a lone surrogate at the end is kept as written.
+func unescapeRune(s []byte) (r rune, w int) {
+	x, ok := parseHex4(s, 2)
+	if !ok {
+		return 0, 0
+	}
+	if !utf16.IsSurrogate(rune(x)) {
+		return rune(x), 6
+	}
+	if len(s) < 12 || s[6] != '\\' || s[7] != 'u' {
+		return 0, 0
+	}
+	x1, ok := parseHex4(s, 8)
+	if !ok {
+		return 0, 0
+	}
+	return utf16.DecodeRune(rune(x), rune(x1)), 12
+}
+
+func parseHex4(s []byte, at int) (uint16, bool) {
+	if len(s) < at+4 {
+		return 0, false
+	}
+	var x uint16
+	for _, c := range s[at : at+4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		case 'A' <= c && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		x = x<<4 | uint16(c)
+	}
+	return x, true
+}

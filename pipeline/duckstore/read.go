@@ -1,0 +1,67 @@
+package duckstore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/duckdb/duckdb-go/v2"
+
+	"github.com/mcplens/mcplens/queries"
+)
+
+// orderedMap converts a DuckDB MAP value to a Go map keyed by the keys'
+// text.
+func orderedMap(m *duckdb.OrderedMap) map[string]any {
+	keys, vals := m.Keys(), m.Values()
+	out := make(map[string]any, len(keys))
+	for i, k := range keys {
+		out[fmt.Sprint(k)] = vals[i]
+	}
+	return out
+}
+
+// Run implements queries.Engine: it runs the query's DuckDB rendering with
+// named arguments and normalizes the values.
+func (s *Store) Run(ctx context.Context, q *queries.Query, args queries.Args) (*queries.Table, error) {
+	if err := q.Check(args); err != nil {
+		return nil, err
+	}
+	named := make([]any, 0, len(args))
+	for k, v := range args {
+		named = append(named, sql.Named(k, v))
+	}
+	rows, err := s.db.QueryContext(ctx, q.DuckDB, named...)
+	if err != nil {
+		return nil, fmt.Errorf("run %s on duckdb: %w", q.Name, err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, err
+	}
+	t := &queries.Table{Columns: cols}
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, fmt.Errorf("scan %s: %w", q.Name, err)
+		}
+		for i, v := range vals {
+			if m, ok := v.(duckdb.OrderedMap); ok {
+				v = orderedMap(&m)
+			}
+			if vals[i], err = queries.Normalize(v); err != nil {
+				return nil, fmt.Errorf("%s column %s: %w", q.Name, cols[i], err)
+			}
+		}
+		t.Rows = append(t.Rows, vals)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read %s: %w", q.Name, err)
+	}
+	return t, nil
+}

@@ -1,0 +1,181 @@
+// Package duckstore is mcplens' embedded store: one DuckDB file that holds
+// the same tables as the ClickHouse schema (schema/duckdb), written by the
+// ingest pipeline through the Appender and queried with the questions of
+// package queries rendered for DuckDB.
+//
+// Duplicates are ignored by key: exchange_id (exchanges, bodies), position
+// (quarantine), and (server, tool) keeps the newest annotations, so
+// writing a batch twice stores it once and answers do not change.
+//
+// # One file, two programs
+//
+// DuckDB lets one process write a file; other processes may open it only
+// read-only and only while no process writes it. So:
+//
+//   - Single process (the recommended mode): the program that ingests also
+//     serves the API from the same *Store. A Store is safe for concurrent
+//     use: Write (one goroutine, the pipeline) runs beside any number of
+//     queries, which read a consistent snapshot (DuckDB's MVCC).
+//   - Separate processes: [OpenReadOnly] opens the file read-only, for an
+//     API process over a file no ingester is writing (a finished batch
+//     import, or an ingester that runs periodically with --from file:).
+//     While a writer holds the file, OpenReadOnly retries until its
+//     context ends and then returns an error wrapping ErrLocked.
+package duckstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/duckdb/duckdb-go/v2"
+	"github.com/rs/zerolog"
+
+	"github.com/mcplens/mcplens/queries"
+	"github.com/mcplens/mcplens/schema"
+)
+
+// Options tune a store. The zero value is usable.
+type Options struct {
+	// Threads bounds DuckDB's worker threads; 0 lets DuckDB choose (one
+	// per core).
+	Threads int
+	// MemoryLimit is DuckDB's memory_limit ("4GB"); "" keeps its default
+	// (80% of RAM).
+	MemoryLimit string
+	// Retention and BodyRetention, when positive, make Write delete
+	// exchanges (and quarantine rows) and bodies older than that, relative
+	// to the newest stored exchange, at most once per PruneEvery (default
+	// 1h). ClickHouse does the same with TTLs.
+	Retention, BodyRetention time.Duration
+	PruneEvery               time.Duration
+	// Logger receives write and prune events; the zero Logger discards.
+	Logger zerolog.Logger
+}
+
+// Store is one DuckDB file: a pipeline.Sink and a queries.Store. It is
+// safe for concurrent use; writes are serialized.
+type Store struct {
+	*queries.Questions
+
+	db        *sql.DB
+	connector *duckdb.Connector
+	path      string
+	readOnly  bool
+	opts      Options
+
+	mu        sync.Mutex // serializes writes; guards the fields below
+	w         *writer
+	lastPrune time.Time
+}
+
+// ErrLocked is wrapped by OpenReadOnly's error when another process holds
+// the file for writing.
+var ErrLocked = errors.New("duckdb file is locked by a writer")
+
+// ParseURL returns the path of a "duckdb:PATH" sink URL.
+func ParseURL(raw string) (string, error) {
+	path, ok := strings.CutPrefix(raw, "duckdb:")
+	if !ok || path == "" {
+		return "", fmt.Errorf("duckdb sink %q: want duckdb:PATH", raw)
+	}
+	return path, nil
+}
+
+// Open opens (creating if needed) the DuckDB file at path for reading and
+// writing, and brings its schema up to date.
+func Open(ctx context.Context, path string, opts Options) (*Store, error) {
+	s, err := open(ctx, path, false, opts)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := schema.ApplyDuckDB(ctx, s.db); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("migrate %q: %w", path, err)
+	}
+	return s, nil
+}
+
+// OpenReadOnly opens an existing DuckDB file read-only, for queries only
+// (Write fails). While another process writes the file, it retries every
+// 500ms until ctx ends, then returns an error wrapping ErrLocked.
+func OpenReadOnly(ctx context.Context, path string, opts Options) (*Store, error) {
+	for {
+		s, err := open(ctx, path, true, opts)
+		if err == nil {
+			return s, nil
+		}
+		if !isLockError(err) {
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("open %q read-only: %w: %w", path, ErrLocked, err)
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+func isLockError(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "Could not set lock") || strings.Contains(msg, "Conflicting lock")
+}
+
+func open(ctx context.Context, path string, readOnly bool, opts Options) (*Store, error) {
+	dsn := path
+	var params []string
+	if readOnly {
+		params = append(params, "access_mode=READ_ONLY")
+	}
+	if opts.Threads > 0 {
+		params = append(params, fmt.Sprintf("threads=%d", opts.Threads))
+	}
+	if opts.MemoryLimit != "" {
+		params = append(params, "memory_limit="+opts.MemoryLimit)
+	}
+	if len(params) > 0 {
+		dsn += "?" + strings.Join(params, "&")
+	}
+	connector, err := duckdb.NewConnector(dsn, nil)
+	if err != nil {
+		return nil, fmt.Errorf("open duckdb %q: %w", path, err)
+	}
+	db := sql.OpenDB(connector)
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		connector.Close()
+		return nil, fmt.Errorf("open duckdb %q: %w", path, err)
+	}
+	if opts.PruneEvery <= 0 {
+		opts.PruneEvery = time.Hour
+	}
+	s := &Store{db: db, connector: connector, path: path, readOnly: readOnly, opts: opts}
+	s.Questions = queries.On(s)
+	return s, nil
+}
+
+// DB returns the underlying database, for tests and tools.
+func (s *Store) DB() *sql.DB { return s.db }
+
+// Close releases the writer connection and closes the file.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var errs []error
+	if s.w != nil {
+		errs = append(errs, s.w.close())
+		s.w = nil
+	}
+	errs = append(errs, s.db.Close(), s.connector.Close())
+	return errors.Join(errs...)
+}
+
+// Seed returns the exchanges stored within window of the newest one and
+// the latest tool annotations, for pipeline.Engine.Seed after a restart.
+func (s *Store) Seed(ctx context.Context, window time.Duration) ([]schema.Exchange, []schema.ToolAnnotation, error) {
+	return s.ChainWindow(ctx, window)
+}

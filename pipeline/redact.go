@@ -1,0 +1,262 @@
+package pipeline
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/mcplens/mcplens/schema"
+)
+
+// Redacted replaces every secret the [Redactor] finds.
+const Redacted = "[REDACTED]"
+
+// DefaultMaxBodyBytes is the body cap of a [Redactor] when none is set.
+const DefaultMaxBodyBytes = 256 << 10
+
+// RedactConfig says what a [Redactor] hides. The zero value means the
+// defaults.
+type RedactConfig struct {
+	// Headers are header names whose values are replaced whole, added to
+	// DefaultRedactHeaders. Case does not matter.
+	Headers []string
+	// Keys are JSON object keys whose string values are replaced, at any
+	// depth and any level of string escaping, added to DefaultRedactKeys.
+	// Matched ignoring case, '_' and '-' ("apiKey" matches "api_key").
+	Keys []string
+	// Patterns are regular expressions (RE2 syntax) whose matches in bodies
+	// and in the values of other headers (but those classification reads:
+	// content-type, accept, mcp-*, last-event-id, retry-after,
+	// www-authenticate) are replaced, added to the default
+	// token shapes (bearer tokens, JWTs, OpenAI/Anthropic, GitHub, Slack,
+	// AWS and Google keys).
+	Patterns []string
+	// NoDefaults drops the default headers, keys and patterns: only the
+	// ones above apply.
+	NoDefaults bool
+	// MaxBodyBytes caps each body after redaction, at a UTF-8 boundary, and
+	// sets BodyTruncated when it cuts. Default 256 KiB; negative: no cap.
+	MaxBodyBytes int
+}
+
+// DefaultRedactHeaders are the headers always redacted unless NoDefaults.
+var DefaultRedactHeaders = []string{"authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "api-key"}
+
+// DefaultRedactKeys are the JSON keys whose string values are always
+// redacted unless NoDefaults.
+var DefaultRedactKeys = []string{
+	"access_token", "refresh_token", "id_token", "api_key", "apikey", "x-api-key", "client_secret",
+	"password", "passwd", "secret", "token", "auth_token", "private_key",
+}
+
+// redactPattern is a regexp and the literals one of which any match
+// contains: when none is in the text, the regexp does not run.
+type redactPattern struct {
+	re      *regexp.Regexp
+	repl    string   // expansion template
+	hints   []string // for configured patterns: the literal prefix, if any
+	anchors []anchor // for default patterns: found by one scan for all
+}
+
+// anchor is a pattern's literal found through its rarest byte, lit[at]:
+// one pass over the text looks up each byte in a table.
+type anchor struct {
+	lit string
+	at  int
+}
+
+var defaultRedactPatterns = []struct {
+	expr, repl string
+	anchors    []anchor
+}{
+	// Only "Bearer" and "BEARER" are anchored: lower-case "b" is too common
+	// in text to scan for, and "bearer <token>" is rare outside the
+	// Authorization header, which is redacted whole.
+	{`(?i)(\bbearer\s+)[A-Za-z0-9\-._~+/]{16,}=*`, "${1}" + Redacted, []anchor{{"Bearer", 0}, {"BEARER", 0}}},
+	{`\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*`, Redacted, []anchor{{"eyJ", 2}}},
+	{`\bsk-[A-Za-z0-9_-]{20,}`, Redacted, []anchor{{"sk-", 2}}},
+	{`\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})`, Redacted,
+		[]anchor{{"ghp_", 3}, {"gho_", 3}, {"ghu_", 3}, {"ghs_", 3}, {"ghr_", 3}, {"github_pat_", 6}}},
+	{`\bxox[abpr]-[A-Za-z0-9-]{10,}`, Redacted, []anchor{{"xox", 0}}},
+	{`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`, Redacted, []anchor{{"AKIA", 1}, {"ASIA", 1}}},
+	{`\bAIza[0-9A-Za-z_-]{35}`, Redacted, []anchor{{"AIza", 2}}},
+}
+
+// anchoredHint is one entry of the anchor table: the literal and the
+// pattern it stands for.
+type anchoredHint struct {
+	anchor
+	pat int
+}
+
+// Redactor hides credentials in events before they are stored: values of
+// sensitive headers, string values of sensitive JSON keys, and token shapes
+// anywhere in bodies and other header values; then it caps bodies. Text
+// without a pattern's literal never reaches the regexp, so clean bodies cost
+// a few substring scans. A Redactor is immutable and safe for concurrent
+// use; build it with [NewRedactor].
+type Redactor struct {
+	headers     map[string]bool
+	keys        map[string]bool // normalized
+	patterns    []redactPattern
+	anchors     [256][]anchoredHint // by anchor byte, for patterns[:64]
+	anchorBytes []byte              // the distinct keys of anchors
+	maxBody     int
+}
+
+// NewRedactor compiles cfg; it fails on an invalid pattern.
+func NewRedactor(cfg RedactConfig) (*Redactor, error) {
+	r := &Redactor{headers: map[string]bool{}, keys: map[string]bool{}, maxBody: cfg.MaxBodyBytes}
+	if r.maxBody == 0 {
+		r.maxBody = DefaultMaxBodyBytes
+	}
+	headers, keys := cfg.Headers, cfg.Keys
+	if !cfg.NoDefaults {
+		headers = append(headers[:len(headers):len(headers)], DefaultRedactHeaders...)
+		keys = append(keys[:len(keys):len(keys)], DefaultRedactKeys...)
+		for _, p := range defaultRedactPatterns {
+			r.patterns = append(r.patterns, redactPattern{re: regexp.MustCompile(p.expr), repl: p.repl, anchors: p.anchors})
+		}
+	}
+	for _, h := range headers {
+		r.headers[strings.ToLower(h)] = true
+	}
+	for _, k := range keys {
+		var buf [maxSecretKeyLen]byte
+		if n, ok := normalizeKey(buf[:], k); ok {
+			r.keys[string(buf[:n])] = true
+		}
+	}
+	for _, expr := range cfg.Patterns {
+		re, err := regexp.Compile(expr)
+		if err != nil {
+			return nil, fmt.Errorf("compile redact pattern %q: %w", expr, err)
+		}
+		p := redactPattern{re: re, repl: Redacted}
+		if prefix, _ := re.LiteralPrefix(); prefix != "" {
+			p.hints = []string{prefix}
+		}
+		r.patterns = append(r.patterns, p)
+	}
+	for i, p := range r.patterns[:min(len(r.patterns), 64)] {
+		for _, a := range p.anchors {
+			c := a.lit[a.at]
+			if r.anchors[c] == nil {
+				r.anchorBytes = append(r.anchorBytes, c)
+			}
+			r.anchors[c] = append(r.anchors[c], anchoredHint{a, i})
+		}
+	}
+	return r, nil
+}
+
+// Apply redacts ev's headers and bodies in place, then caps each body to
+// MaxBodyBytes, setting BodyTruncated when it cuts.
+func (r *Redactor) Apply(ev *schema.Event) {
+	r.applyHeaders(ev.RequestHeaders)
+	r.applyHeaders(ev.ResponseHeaders)
+	ev.URL = r.URL(ev.URL)
+	var cut bool
+	ev.RequestBody, cut = r.capBody(r.Text(ev.RequestBody))
+	ev.BodyTruncated = ev.BodyTruncated || cut
+	ev.ResponseBody, cut = r.capBody(r.Text(ev.ResponseBody))
+	ev.BodyTruncated = ev.BodyTruncated || cut
+}
+
+// protocolHeaders are the headers classification and correlation read:
+// never pattern-scanned (an opaque session id may look like a token), only
+// redacted when configured by name.
+var protocolHeaders = map[string]bool{
+	"content-type": true, "accept": true, "mcp-protocol-version": true, "mcp-session-id": true,
+	"last-event-id": true, "retry-after": true, "www-authenticate": true,
+}
+
+func (r *Redactor) applyHeaders(h map[string]string) {
+	for name, v := range h {
+		switch {
+		case r.headers[name]:
+			if v != "" {
+				h[name] = Redacted
+			}
+		case protocolHeaders[name]:
+		default:
+			if red := r.patternsIn(v); red != v {
+				h[name] = red
+			}
+		}
+	}
+}
+
+// Text returns s with secret JSON values and token shapes redacted; s
+// itself when there is none.
+func (r *Redactor) Text(s string) string {
+	if s == "" {
+		return s
+	}
+	return r.patternsIn(r.keysIn(s))
+}
+
+func (r *Redactor) patternsIn(s string) string {
+	found := r.scanAnchors(s)
+	for i := range r.patterns {
+		p := &r.patterns[i]
+		switch {
+		case p.anchors != nil && (i >= 64 || found&(1<<i) == 0):
+			continue
+		case p.hints != nil && !containsAny(s, p.hints):
+			continue
+		}
+		s = p.re.ReplaceAllString(s, p.repl)
+	}
+	return s
+}
+
+// scanAnchors returns the set of patterns whose anchored literals occur in
+// s: one vectorized IndexByte pass per anchor byte (bytes chosen rare in
+// text), and a comparison where one occurs.
+func (r *Redactor) scanAnchors(s string) uint64 {
+	var found uint64
+	for _, c := range r.anchorBytes {
+		for i := 0; ; i++ {
+			j := strings.IndexByte(s[i:], c)
+			if j < 0 {
+				break
+			}
+			i += j
+			for _, h := range r.anchors[c] {
+				if st := i - h.at; st >= 0 && s[st] == h.lit[0] && strings.HasPrefix(s[st:], h.lit) {
+					found |= 1 << h.pat
+				}
+			}
+		}
+	}
+	return found
+}
+
+func containsAny(s string, subs []string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *Redactor) capBody(s string) (string, bool) {
+	if r.maxBody < 0 || len(s) <= r.maxBody {
+		return s, false
+	}
+	return truncateUTF8(s, r.maxBody), true
+}
+
+// truncateUTF8 cuts s to at most n bytes without splitting a UTF-8 sequence.
+func truncateUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for i := 1; i < utf8.UTFMax && n > 0 && !utf8.RuneStart(s[n]); i++ {
+		n--
+	}
+	return s[:n]
+}

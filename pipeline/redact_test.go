@@ -1,0 +1,207 @@
+package pipeline
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/mcplens/mcplens/schema"
+)
+
+func newTestRedactor(t testing.TB, cfg RedactConfig) *Redactor {
+	t.Helper()
+	r, err := NewRedactor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestRedactBodies(t *testing.T) {
+	r := newTestRedactor(t, RedactConfig{Keys: []string{"session_key"}})
+	tests := []struct {
+		name, in, want string
+	}{
+		{"clean", `{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`, `{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`},
+		{"access_token", `{"access_token":"abc123","expires_in":3600}`, `{"access_token":"[REDACTED]","expires_in":3600}`},
+		{"spaces and escaped quote", `{"password" : "p@ss\"wo\\rd", "user":"bob"}`, `{"password" : "[REDACTED]", "user":"bob"}`},
+		{"trailing escaped backslash", `{"token":"ab\\"}`, `{"token":"[REDACTED]"}`},
+		{"camelCase keys", `{"apiKey":"k1","clientSecret":"k2","Refresh-Token":"k3"}`,
+			`{"apiKey":"[REDACTED]","clientSecret":"[REDACTED]","Refresh-Token":"[REDACTED]"}`},
+		{"configured key", `{"session_key":"abc"}`, `{"session_key":"[REDACTED]"}`},
+		{"not a string", `{"token":123,"secret":null,"password":{"x":"y"}}`, `{"token":123,"secret":null,"password":{"x":"y"}}`},
+		{"look-alike keys", `{"max_tokens":100,"progressToken":"p-1","tokens":"a","secrets_ref":"b"}`,
+			`{"max_tokens":100,"progressToken":"p-1","tokens":"a","secrets_ref":"b"}`},
+		{"JSON in a JSON string", `{"arguments":{"config":"{\"api_key\":\"k-123\",\"n\":1}"}}`,
+			`{"arguments":{"config":"{\"api_key\":\"[REDACTED]\",\"n\":1}"}}`},
+		{"escaped quote in escaped value", `{"c":"{\"secret\":\"a\\\"b\",\"d\":\"e\"}"}`,
+			`{"c":"{\"secret\":\"[REDACTED]\",\"d\":\"e\"}"}`},
+		{"two levels deep", `{"a":"{\"b\":\"{\\\"password\\\":\\\"hunter2\\\"}\"}"}`,
+			`{"a":"{\"b\":\"{\\\"password\\\":\\\"[REDACTED]\\\"}\"}"}`},
+		{"escaped key, unescaped-looking value", `{"a":"x\"token\":\"y","b":"\"z"}`, `{"a":"x\"token\":\"y","b":"\"z"}`},
+		{"bearer", `{"text":"curl -H 'Authorization: Bearer abcdefghijklmnop1234.x'"}`,
+			`{"text":"curl -H 'Authorization: Bearer [REDACTED]'"}`},
+		{"bearer challenge kept", `Bearer realm="mcp", error="invalid_token"`, `Bearer realm="mcp", error="invalid_token"`},
+		{"jwt", `{"t":"x eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.c2lnbmF0dXJl y"}`, `{"t":"x [REDACTED] y"}`},
+		{"anthropic", `key sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWx-yz_0123 end`, `key [REDACTED] end`},
+		{"openai", `"sk-proj-abcdefghijklmnopqrstuvwx"`, `"[REDACTED]"`},
+		{"github", `ghp_abcdefghijklmnopqrstuvwxyz0123456789 and github_pat_11ABCDEFG0123456789_abcdefghij`, `[REDACTED] and [REDACTED]`},
+		{"slack", `xoxb-123456789012-abcdefABCDEF`, `[REDACTED]`},
+		{"aws", `id=AKIAIOSFODNN7EXAMPLE;`, `id=[REDACTED];`},
+		{"google", `AIzaSyA-abcdefghijklmnopqrstuvwxyz01234`, `[REDACTED]`},
+		{"token in escaped JSON text", `{"text":"{\"k\":\"sk-abcdefghijklmnopqrstuvwxyz\"}"}`, `{"text":"{\"k\":\"[REDACTED]\"}"}`},
+		{"no word boundary", `task-abcdefghijklmnopqrstuvwxyz0123`, `task-abcdefghijklmnopqrstuvwxyz0123`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := r.Text(tc.in)
+			if got != tc.want {
+				t.Fatalf("\ngot  %s\nwant %s", got, tc.want)
+			}
+			if json.Valid([]byte(tc.in)) && !json.Valid([]byte(got)) {
+				t.Fatalf("redaction broke valid JSON: %s", got)
+			}
+		})
+	}
+}
+
+func TestRedactApply(t *testing.T) {
+	r := newTestRedactor(t, RedactConfig{Headers: []string{"X-Internal-Auth"}, MaxBodyBytes: 64})
+	ev := schema.Event{
+		RequestHeaders: map[string]string{
+			"authorization": "Bearer abc", "cookie": "a=b", "x-internal-auth": "s3cret",
+			"content-type": "application/json", "x-forwarded-key": "sk-abcdefghijklmnopqrstuvwxyz", "api-key": "",
+			"mcp-session-id": "eyJhbGciOiJIUzI1NiJ9.eyJzaWQiOiIxIn0.c2ln",
+		},
+		ResponseHeaders: map[string]string{"set-cookie": "sid=1", "www-authenticate": `Bearer realm="mcp", scope="files:read"`},
+		RequestBody:     `{"password":"hunter2"}`,
+		ResponseBody:    strings.Repeat("é", 40), // 80 bytes
+	}
+	r.Apply(&ev)
+	wantReq := map[string]string{
+		"authorization": Redacted, "cookie": Redacted, "x-internal-auth": Redacted,
+		"content-type": "application/json", "x-forwarded-key": Redacted, "api-key": "",
+		"mcp-session-id": "eyJhbGciOiJIUzI1NiJ9.eyJzaWQiOiIxIn0.c2ln", // read by correlation: kept
+	}
+	for k, v := range wantReq {
+		if ev.RequestHeaders[k] != v {
+			t.Errorf("request header %s = %q, want %q", k, ev.RequestHeaders[k], v)
+		}
+	}
+	if ev.ResponseHeaders["set-cookie"] != Redacted || ev.ResponseHeaders["www-authenticate"] != `Bearer realm="mcp", scope="files:read"` {
+		t.Errorf("response headers %v", ev.ResponseHeaders)
+	}
+	if ev.RequestBody != `{"password":"[REDACTED]"}` {
+		t.Errorf("request body %s", ev.RequestBody)
+	}
+	if len(ev.ResponseBody) != 64 || !utf8.ValidString(ev.ResponseBody) || !ev.BodyTruncated {
+		t.Errorf("response body not capped at a rune boundary: %d bytes, truncated=%v", len(ev.ResponseBody), ev.BodyTruncated)
+	}
+}
+
+func TestRedactConfig(t *testing.T) {
+	if _, err := NewRedactor(RedactConfig{Patterns: []string{"("}}); err == nil {
+		t.Error("invalid pattern accepted")
+	}
+	r := newTestRedactor(t, RedactConfig{NoDefaults: true, Patterns: []string{`ssn-\d{3}`}, Headers: []string{"x-a"}, MaxBodyBytes: -1})
+	if got := r.Text(`{"password":"x"} ssn-123 sk-abcdefghijklmnopqrstuvwxyz`); got != `{"password":"x"} [REDACTED] sk-abcdefghijklmnopqrstuvwxyz` {
+		t.Errorf("NoDefaults: %s", got)
+	}
+	ev := schema.Event{RequestHeaders: map[string]string{"authorization": "a", "x-a": "b"}, ResponseBody: strings.Repeat("x", 1<<20)}
+	r.Apply(&ev)
+	if ev.RequestHeaders["authorization"] != "a" || ev.RequestHeaders["x-a"] != Redacted || ev.BodyTruncated {
+		t.Errorf("NoDefaults apply: %v truncated=%v", ev.RequestHeaders, ev.BodyTruncated)
+	}
+	if d := newTestRedactor(t, RedactConfig{}); d.maxBody != DefaultMaxBodyBytes {
+		t.Errorf("default cap %d", d.maxBody)
+	}
+}
+
+func TestTruncateUTF8(t *testing.T) {
+	f := func(s string, n int, want string) {
+		t.Helper()
+		if got := truncateUTF8(s, n); got != want {
+			t.Errorf("truncateUTF8(%q, %d) = %q, want %q", s, n, got, want)
+		}
+	}
+	f("abc", 5, "abc")
+	f("abc", 2, "ab")
+	f("aé", 2, "a")
+	f("a😀", 4, "a")
+	f("a😀b", 5, "a😀")
+	f("\xff\xff\xff\xff\xff", 3, "\xff\xff\xff")
+}
+
+// FuzzRedact: the redactor scans untrusted text; it must not panic, must
+// keep valid JSON valid, and must find nothing in its own output.
+func FuzzRedact(f *testing.F) {
+	for _, s := range []string{
+		`{"token":"a"}`, `{"a":"{\"api_key\":\"k\"}"}`, `{"a":"{\"b\":\"{\\\"password\\\":\\\"x\\\"}\"}"}`,
+		`{"secret" : "a\\\"b"}`, `Bearer abcdefghijklmnopqrstuvwxyz`, `{"x":"eyJa.eyJb.c"}`,
+	} {
+		f.Add(s)
+	}
+	r := newTestRedactor(f, RedactConfig{})
+	f.Fuzz(func(t *testing.T, s string) {
+		got := r.Text(s)
+		if json.Valid([]byte(s)) && !json.Valid([]byte(got)) {
+			t.Fatalf("redaction broke valid JSON:\n%q\n%q", s, got)
+		}
+		if again := r.Text(got); again != got {
+			t.Fatalf("redaction not idempotent:\n%q\n%q", got, again)
+		}
+	})
+}
+
+func benchRedact(b *testing.B, body string) {
+	r := newTestRedactor(b, RedactConfig{})
+	ev := schema.Event{RequestHeaders: map[string]string{"content-type": "application/json", "accept": "application/json"}}
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		ev.RequestBody = body
+		r.Apply(&ev)
+	}
+}
+
+// cleanBody is a ~2 KiB tools/call request without secrets.
+func cleanBody(b *testing.B) string {
+	var ev schema.Event
+	if err := json.Unmarshal(genEventLines(1)[0], &ev); err != nil {
+		b.Fatal(err)
+	}
+	return ev.RequestBody
+}
+
+func BenchmarkRedactClean(b *testing.B) {
+	body := cleanBody(b)
+	if r := newTestRedactor(b, RedactConfig{}); r.Text(body) != body {
+		b.Fatal("clean body has a secret")
+	}
+	benchRedact(b, body)
+}
+
+func BenchmarkRedactSecret(b *testing.B) {
+	body := strings.Replace(cleanBody(b), `"city"`, `"api_key":"sk-abcdefghijklmnopqrstuvwxyz","city"`, 1)
+	benchRedact(b, body)
+}
+
+func TestRedactURL(t *testing.T) {
+	r, err := NewRedactor(RedactConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := func(in, want string) {
+		t.Helper()
+		if got := r.URL(in); got != want {
+			t.Errorf("URL(%q) = %q, want %q", in, got, want)
+		}
+	}
+	f("", "")
+	f("https://mcp.example.com/mcp", "https://mcp.example.com/mcp")
+	f("https://mcp.example.com/mcp?api_key=abc123&x=1", "https://mcp.example.com/mcp?api_key=[REDACTED]&x=1")
+	f("https://h/mcp?x=1&access-token=t0k", "https://h/mcp?x=1&access-token=[REDACTED]")
+	f("https://user:hunter2@h/mcp", "https://user:[REDACTED]@h/mcp")
+	f("https://h/mcp?sessionId=42", "https://h/mcp?sessionId=42")
+}
