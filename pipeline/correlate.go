@@ -46,14 +46,16 @@ func (c *CorrelatorConfig) defaults() {
 	}
 }
 
-// half is a request or response event waiting for its other half.
+// half is a request or response event waiting for its other half. It is
+// kept small (the event packed, time as nanoseconds, an intrusive list):
+// a pending request costs well under 512 bytes beyond its bodies.
 type half struct {
 	key   string
-	ev    *schema.Event
+	ev    packed
 	pos   Position
-	ts    time.Time
-	size  int64
-	index int // in the pending heap
+	ts    int64 // event time, Unix nanoseconds
+	index int   // in the pending heap
+	next  *half // the next half waiting under the same key
 }
 
 // Correlator pairs request and response events into observations, merges
@@ -63,7 +65,7 @@ type half struct {
 // the same output. A Correlator is not safe for concurrent use.
 type Correlator struct {
 	cfg       CorrelatorConfig
-	waiting   map[string][]*half // by pair key, oldest first
+	waiting   map[string]*half // by pair key, oldest first (a list through next)
 	pending   halfHeap
 	bytes     int64
 	merging   mergeSet
@@ -74,7 +76,7 @@ type Correlator struct {
 // NewCorrelator returns a correlator with cfg's bounds.
 func NewCorrelator(cfg CorrelatorConfig) *Correlator {
 	cfg.defaults()
-	return &Correlator{cfg: cfg, waiting: map[string][]*half{}, merging: newMergeSet(cfg.MergeWindow)}
+	return &Correlator{cfg: cfg, waiting: map[string]*half{}, merging: newMergeSet(cfg.MergeWindow)}
 }
 
 // Pending returns the number of halves waiting and their estimated bytes.
@@ -93,35 +95,57 @@ func (c *Correlator) Add(ev *schema.Event, pos Position) {
 		return
 	}
 	key := pairKey(ev)
-	list := c.waiting[key]
-	for i, h := range list {
-		if (h.ev.Kind == schema.KindRequest) == (ev.Kind == schema.KindRequest) {
+	isReq := ev.Kind == schema.KindRequest
+	var prev *half
+	for h := c.waiting[key]; h != nil; prev, h = h, h.next {
+		if h.ev.isRequest() == isReq {
 			continue
 		}
-		c.waiting[key] = append(list[:i:i], list[i+1:]...)
-		if len(c.waiting[key]) == 0 {
-			delete(c.waiting, key)
-		}
+		c.unlink(key, prev, h)
 		heap.Remove(&c.pending, h.index)
-		c.bytes -= h.size
+		c.bytes -= h.size()
 		o := &observation{positions: []Position{h.pos, pos}}
-		if ev.Kind == schema.KindRequest {
-			o.req, o.resp = ev, h.ev
+		if isReq {
+			o.req, o.resp = ev, h.ev.unpack()
 		} else {
-			o.req, o.resp = h.ev, ev
+			o.req, o.resp = h.ev.unpack(), ev
 		}
 		o.ts = o.req.TS
 		c.complete(o)
 		return
 	}
-	h := &half{key: key, ev: ev, pos: pos, ts: ev.TS, size: eventSize(ev)}
-	c.waiting[key] = append(list, h)
+	h := &half{key: key, ev: pack(ev), pos: pos, ts: ev.TS.UnixNano()}
+	if prev == nil {
+		c.waiting[key] = h
+	} else {
+		prev.next = h
+	}
 	heap.Push(&c.pending, h)
-	c.bytes += h.size
+	c.bytes += h.size()
 	for len(c.pending) > c.cfg.MaxPending || c.bytes > c.cfg.MaxPendingBytes {
 		c.evictions++
 		c.expire(c.pending[0], true)
 	}
+}
+
+// halfOverhead is what a waiting half costs besides its blob, bodies and
+// key: the struct, the map entry and the heap slot.
+const halfOverhead = 200
+
+// size estimates the memory a waiting half holds.
+func (h *half) size() int64 { return h.ev.size() + int64(len(h.key)) + halfOverhead }
+
+// unlink removes h, whose predecessor under key is prev, from the list.
+func (c *Correlator) unlink(key string, prev, h *half) {
+	switch {
+	case prev != nil:
+		prev.next = h.next
+	case h.next != nil:
+		c.waiting[key] = h.next
+	default:
+		delete(c.waiting, key)
+	}
+	h.next = nil
 }
 
 // pairKey ties a request event to its response event: one observer's
@@ -140,46 +164,27 @@ func pairKey(ev *schema.Event) string {
 	return prefix + "s\x00" + ev.SessionID + "\x00" + id
 }
 
-// eventSize estimates what a waiting event costs in memory: its strings,
-// headers and a fixed overhead for the struct, the map entry and the heap.
-func eventSize(ev *schema.Event) int64 {
-	n := 480 + len(ev.RequestBody) + len(ev.ResponseBody) + len(ev.EventID) + len(ev.ExchangeID) + len(ev.SessionID)
-	for k, v := range ev.RequestHeaders {
-		n += len(k) + len(v) + 32
-	}
-	for k, v := range ev.ResponseHeaders {
-		n += len(k) + len(v) + 32
-	}
-	return int64(n)
-}
-
 // expire emits a waiting half alone: a request as NO_RESPONSE, a response
 // as an orphan whose request was never seen.
 func (c *Correlator) expire(h *half, evicted bool) {
 	heap.Remove(&c.pending, h.index)
-	c.bytes -= h.size
-	list := c.waiting[h.key]
-	for i, x := range list {
-		if x == h {
-			list = append(list[:i:i], list[i+1:]...)
-			break
-		}
+	c.bytes -= h.size()
+	var prev *half
+	for x := c.waiting[h.key]; x != nil && x != h; x = x.next {
+		prev = x
 	}
-	if len(list) == 0 {
-		delete(c.waiting, h.key)
-	} else {
-		c.waiting[h.key] = list
-	}
-	o := &observation{positions: []Position{h.pos}, ts: h.ts, evicted: evicted}
+	c.unlink(h.key, prev, h)
+	ev := h.ev.unpack()
+	o := &observation{positions: []Position{h.pos}, ts: ev.TS, evicted: evicted}
 	switch {
-	case h.ev.Kind == schema.KindRequest && evicted:
-		o.req, o.reason = h.ev, "pending state full: evicted before its response"
-	case h.ev.Kind == schema.KindRequest:
-		o.req, o.reason = h.ev, "no response within the pair window"
+	case h.ev.isRequest() && evicted:
+		o.req, o.reason = ev, "pending state full: evicted before its response"
+	case h.ev.isRequest():
+		o.req, o.reason = ev, "no response within the pair window"
 	case evicted:
-		o.resp, o.reason = h.ev, "pending state full: response evicted before its request"
+		o.resp, o.reason = ev, "pending state full: response evicted before its request"
 	default:
-		o.resp, o.reason = h.ev, "response without a request within the pair window"
+		o.resp, o.reason = ev, "response without a request within the pair window"
 	}
 	c.complete(o)
 }
@@ -212,12 +217,12 @@ func (c *Correlator) Watermark() time.Time {
 // emitted.
 func (c *Correlator) Release(final bool, emit func(*group)) {
 	wm := c.Watermark()
-	for len(c.pending) > 0 && (final || !c.pending[0].ts.Add(c.cfg.PairWindow).After(wm)) {
+	for len(c.pending) > 0 && (final || !time.Unix(0, c.pending[0].ts).Add(c.cfg.PairWindow).After(wm)) {
 		c.expire(c.pending[0], false)
 	}
 	var oldest time.Time
 	if len(c.pending) > 0 {
-		oldest = c.pending[0].ts
+		oldest = time.Unix(0, c.pending[0].ts)
 	}
 	c.merging.release(final, wm, oldest, emit)
 }
@@ -227,10 +232,10 @@ type halfHeap []*half
 
 func (h halfHeap) Len() int { return len(h) }
 func (h halfHeap) Less(i, j int) bool {
-	if h[i].ts.Equal(h[j].ts) {
+	if h[i].ts == h[j].ts {
 		return h[i].pos.Offset < h[j].pos.Offset
 	}
-	return h[i].ts.Before(h[j].ts)
+	return h[i].ts < h[j].ts
 }
 func (h halfHeap) Swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
