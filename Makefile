@@ -1,7 +1,7 @@
 # mcplens developer entry points. `make test` is what CI runs (.ci/run).
 GO       ?= go
 PYTHON   ?= python3
-FUZZTIME ?= 20s
+FUZZTIME ?= 15s
 PKGS     := ./...
 
 .PHONY: all build test test-go fuzz bench lint demo run clean
@@ -17,12 +17,21 @@ test: test-go fuzz
 test-go:
 	$(GO) test -race -count=1 $(PKGS)
 
+# Every parser of untrusted input, each for FUZZTIME (go test runs one fuzz
+# target per invocation).
+FUZZ_TARGETS := FuzzClassify:./classify FuzzDecode:./pipeline FuzzUnescape:./pipeline \
+	FuzzRedact:./pipeline FuzzParseURL:./pipeline/kafkasource FuzzClientInfo:./tap
+
 fuzz:
-	$(GO) test -run='^$$' -fuzz='^FuzzClassify$$' -fuzztime=$(FUZZTIME) ./classify
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		name=$${t%%:*}; pkg=$${t#*:}; \
+		echo "fuzz $$name ($$pkg, $(FUZZTIME))"; \
+		$(GO) test -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) $$pkg; \
+	done
 
 ## bench: benchmarks of the hot paths, printed as one table.
 bench:
-	$(GO) test -run='^$$' -bench=. -benchmem -count=1 ./classify | $(GO) run ./internal/benchtable
+	$(GO) test -run='^$$' -bench=. -benchmem -count=1 ./classify ./pipeline | $(GO) run ./internal/benchtable
 
 lint:
 	gofmt -l . | (! grep .)
