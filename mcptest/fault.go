@@ -159,3 +159,7 @@ func respond(w http.ResponseWriter, r *http.Request, kind FaultKind, id json.Raw
 		http.Error(w, "mcptest: unknown fault "+string(kind), http.StatusInternalServerError)
 	}
 }
+
+// WithFaults wraps next in the fault injector, for programs (the demo)
+// that serve the test tools without a test.
+func WithFaults(next http.Handler, plan []Fault) http.Handler { return newFaults(next, plan) }

@@ -18,7 +18,9 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/mcplens/mcplens/pipeline"
+	"github.com/mcplens/mcplens/pipeline/duckstore"
 	"github.com/mcplens/mcplens/pipeline/kafkasource"
+	"github.com/mcplens/mcplens/schema"
 )
 
 // run wires source, engine, sink and the HTTP endpoints, and stops them in
@@ -40,6 +42,14 @@ func run(ctx context.Context, cfg config, logger zerolog.Logger) error {
 	engine, err := pipeline.New(cfg.Pipeline, pipeline.Deps{Source: src, Sink: sink, Logger: logger, Registerer: reg})
 	if err != nil {
 		return err
+	}
+	if s, ok := sink.(seeder); ok {
+		recs, anns, err := s.Seed(ctx, cfg.Pipeline.Chains.Window)
+		if err != nil {
+			return fmt.Errorf("seed retry chains from the store: %w", err)
+		}
+		engine.Seed(recs, anns)
+		logger.Info().Int("exchanges", len(recs)).Int("annotations", len(anns)).Msg("retry chains seeded from the store")
 	}
 
 	var ready atomic.Bool
@@ -114,8 +124,22 @@ func openSource(from string, logger zerolog.Logger, reg prometheus.Registerer) (
 	return nil, fmt.Errorf("--from %q: want file:PATH or kafka://HOST:PORT/TOPIC?group=G", from)
 }
 
-func openSink(_ context.Context, cfg config, logger zerolog.Logger, _ prometheus.Registerer) (pipeline.Sink, error) {
+// seeder is a store that can hand back the last chain window of exchanges
+// and the known tool annotations, so a restarted ingester links retries
+// whose earlier attempt it stored before the restart.
+type seeder interface {
+	Seed(ctx context.Context, window time.Duration) ([]schema.Exchange, []schema.ToolAnnotation, error)
+}
+
+func openSink(ctx context.Context, cfg config, logger zerolog.Logger, _ prometheus.Registerer) (pipeline.Sink, error) {
 	switch to := cfg.To; {
+	case strings.HasPrefix(to, "duckdb:"):
+		path, err := duckstore.ParseURL(to)
+		if err != nil {
+			return nil, err
+		}
+		logger.Info().Str("path", path).Msg("writing to DuckDB (migrations applied on open)")
+		return duckstore.Open(ctx, path, duckstore.Options{Logger: logger})
 	case to == "stdout":
 		return pipeline.NewStdoutSink(os.Stdout, os.Stderr), nil
 	case strings.HasPrefix(to, "file:"):

@@ -1,0 +1,133 @@
+// Command demo shows mcplens end to end on real MCP traffic, in one
+// command: an official Go SDK MCP server behind cmd/tap, a real SDK client
+// driven through normal calls and faults, ingest into DuckDB (through the
+// local Kafka broker when one answers, else from the tap's file), cmd/api
+// on top, and the answers to the headline questions.
+//
+//	make demo            # builds bin/ and runs bin/demo
+//	bin/demo --keep      # leave the API running afterwards
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+type config struct {
+	Bin     string
+	Workdir string
+	Kafka   string
+	Keep    bool
+	Listen  string
+}
+
+func main() {
+	var cfg config
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	fs.StringVar(&cfg.Bin, "bin", "bin", "directory holding the tap, ingest and api binaries (make build)")
+	fs.StringVar(&cfg.Workdir, "workdir", "", "directory for the recorded events and the DuckDB file (default: a new temporary directory)")
+	fs.StringVar(&cfg.Kafka, "kafka", "auto", "Kafka broker for the tap and ingest: auto (use $MCPLENS_KAFKA_BROKERS or 127.0.0.1:9092 if it answers), off, or HOST:PORT")
+	fs.BoolVar(&cfg.Keep, "keep", false, "leave the API running (until Ctrl-C) instead of exiting after the answers")
+	fs.StringVar(&cfg.Listen, "listen", "127.0.0.1:8080", "address for the API")
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0)
+		}
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	start := time.Now()
+	if err := run(ctx, cfg); err != nil {
+		fmt.Fprintln(os.Stderr, "demo:", err)
+		os.Exit(1)
+	}
+	fmt.Printf("\ndemo finished in %s\n", time.Since(start).Round(100*time.Millisecond))
+}
+
+func say(format string, args ...any) { fmt.Printf(format+"\n", args...) }
+
+func run(ctx context.Context, cfg config) error {
+	if cfg.Workdir == "" {
+		dir, err := os.MkdirTemp("", "mcplens-demo-")
+		if err != nil {
+			return fmt.Errorf("make workdir: %w", err)
+		}
+		cfg.Workdir = dir
+	}
+	if err := os.MkdirAll(cfg.Workdir, 0o755); err != nil {
+		return fmt.Errorf("make workdir: %w", err)
+	}
+	procs := &processes{bin: cfg.Bin, logDir: cfg.Workdir}
+	defer procs.stopAll()
+
+	mcpURL, stopMCP, err := startMCPServer()
+	if err != nil {
+		return err
+	}
+	defer stopMCP()
+	say("1. official Go SDK MCP server (lookup, delete_item, always_fails, count_slowly, approve) on %s", mcpURL)
+
+	brokers := kafkaBrokers(cfg.Kafka)
+	events := filepath.Join(cfg.Workdir, "events.ndjson")
+	to, from := "file:"+events, "file:"+events
+	if brokers != "" {
+		topic := fmt.Sprintf("mcplens-demo-%d", time.Now().Unix())
+		to = "kafka://" + brokers + "/" + topic
+		from = to + "?group=mcplens-demo&start=first"
+		say("2. tap records every exchange to Kafka %s, topic %s", brokers, topic)
+	} else {
+		say("2. tap records every exchange to %s (no Kafka broker answered)", events)
+	}
+	tapAddr, err := freeAddr()
+	if err != nil {
+		return err
+	}
+	tap, err := procs.start(ctx, "tap", "--upstream", mcpURL, "--listen", tapAddr, "--to", to, "--tap.server", "demo-tools", "--tap.observer", "demo-tap")
+	if err != nil {
+		return err
+	}
+	if err := waitTCP(ctx, tapAddr, 10*time.Second); err != nil {
+		return fmt.Errorf("tap did not start: %w (log: %s)", err, tap.logPath)
+	}
+
+	say("3. a real SDK client (protocol 2026-07-28) calls the tools through the tap:")
+	if err := drive(ctx, "http://"+tapAddr, say); err != nil {
+		return err
+	}
+	if err := tap.stop(); err != nil {
+		return fmt.Errorf("stop tap: %w", err)
+	}
+
+	db := filepath.Join(cfg.Workdir, "mcplens.duckdb")
+	say("4. ingest %s -> duckdb:%s", from, db)
+	if err := ingest(ctx, procs, from, db, brokers != ""); err != nil {
+		return err
+	}
+
+	say("5. api on http://%s (--dev: no token needed for this local demo)", cfg.Listen)
+	api, err := procs.start(ctx, "api", "--store", "duckdb:"+db, "--listen", cfg.Listen, "--dev")
+	if err != nil {
+		return err
+	}
+	base := "http://" + cfg.Listen
+	if err := waitHTTP(ctx, base+"/readyz", 20*time.Second); err != nil {
+		return fmt.Errorf("api did not become ready: %w (log: %s)", err, api.logPath)
+	}
+	if err := answers(ctx, base, say); err != nil {
+		return err
+	}
+	explore(base, db, say)
+	if cfg.Keep {
+		say("\nthe API keeps running; Ctrl-C stops it")
+		<-ctx.Done()
+	}
+	return nil
+}
