@@ -18,6 +18,7 @@ type config struct {
 	LogLevel  string
 	LogFormat string
 	Migrate   bool
+	FaultFile string
 	Pipeline  pipeline.Config
 }
 
@@ -29,6 +30,7 @@ func (c *config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.StringVar(&c.LogFormat, "log-format", "json", "log format: json or console")
 	fs.BoolVar(&c.Migrate, "migrate", false, "apply the store's schema migrations before ingesting (DuckDB always migrates)")
+	fs.StringVar(&c.FaultFile, "fault-sink-down-while", "", "testing aid: while this file exists every sink write fails as if the store were down (exercises retries and the commit watermark)")
 	c.Pipeline.RegisterFlags(fs)
 }
 

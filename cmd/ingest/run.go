@@ -34,6 +34,10 @@ func run(ctx context.Context, cfg config, logger zerolog.Logger) error {
 		return err
 	}
 	defer closeStep(logger, "sink", sink.Close)
+	if cfg.FaultFile != "" {
+		logger.Warn().Str("file", cfg.FaultFile).Msg("fault injection on: sink writes fail while this file exists")
+		sink = faultySink{Sink: sink, file: cfg.FaultFile}
+	}
 	src, err := openSource(cfg.From, logger, reg)
 	if err != nil {
 		return err
@@ -84,6 +88,28 @@ func run(ctx context.Context, cfg config, logger zerolog.Logger) error {
 		return err
 	})
 	return g.Wait()
+}
+
+// faultySink fails writes while a file exists: a way for end-to-end tests
+// to take the store away from a running ingester.
+type faultySink struct {
+	pipeline.Sink
+	file string
+}
+
+func (f faultySink) Write(ctx context.Context, b *pipeline.Batch) error {
+	if _, err := os.Stat(f.file); err == nil {
+		return errors.New("store unavailable (fault injected)")
+	}
+	return f.Sink.Write(ctx, b)
+}
+
+// Seed passes chain seeding through to the wrapped store.
+func (f faultySink) Seed(ctx context.Context, window time.Duration) ([]schema.Exchange, []schema.ToolAnnotation, error) {
+	if s, ok := f.Sink.(seeder); ok {
+		return s.Seed(ctx, window)
+	}
+	return nil, nil, nil
 }
 
 func closeStep(logger zerolog.Logger, what string, close func() error) {
