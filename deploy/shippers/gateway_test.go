@@ -1,0 +1,259 @@
+package shippers
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/goccy/go-yaml"
+)
+
+// TestGatewayGolden maps every sample with the Go reference, compares with
+// testdata/gateway/want and decodes each event with the ingester's decoder.
+func TestGatewayGolden(t *testing.T) {
+	for _, s := range samples(t, "gateway") {
+		t.Run(s.name, func(t *testing.T) {
+			ev, err := Gateway(compact(t, s.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			line, err := json.Marshal(ev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			decodes(t, "Go reference", line)
+			checkGolden(t, s.want, []map[string]any{ev})
+		})
+	}
+}
+
+func TestGatewayNotJSON(t *testing.T) {
+	for _, line := range []string{"", "GET /mcp 200", "[1,2]", "null"} {
+		if _, err := Gateway([]byte(line)); err == nil {
+			t.Errorf("Gateway(%q) succeeded", line)
+		}
+	}
+}
+
+// Program text: comments out, then the fields a program assigns and the
+// access-log fields it reads.
+var (
+	vrlComment = regexp.MustCompile(`(?m)#.*$`)
+	vrlTarget  = regexp.MustCompile(`(?:^|[\s{;])\.(?:"([^"]+)"|([A-Za-z_]\w*))\s*=[^=]`)
+	vrlSource  = regexp.MustCompile(`\bin\.(?:"([^"]+)"|(\w+))`)
+	vrlFlag    = regexp.MustCompile(`includes\(flags, "(\w+)"\)\s*\{\s*"(\w+)"`)
+	luaComment = regexp.MustCompile(`(?m)--.*$`)
+	luaTarget  = regexp.MustCompile(`\bout(?:\["([^"]+)"\]|\.(\w+))\s*=[^=]`)
+	luaSource  = regexp.MustCompile(`\brec(?:\["([^"]+)"\]|\.(\w+))`)
+	luaFlag    = regexp.MustCompile(`\{\s*"(\w+)",\s*"(\w+)"\s*\}`)
+)
+
+func matches(re *regexp.Regexp, text string) []string {
+	var out []string
+	for _, m := range re.FindAllStringSubmatch(text, -1) {
+		for _, g := range m[1:] {
+			if g != "" {
+				out = append(out, g)
+				break
+			}
+		}
+	}
+	return out
+}
+
+func flagPairs(re *regexp.Regexp, text string) []FlagRule {
+	var out []FlagRule
+	for _, m := range re.FindAllStringSubmatch(text, -1) {
+		out = append(out, FlagRule{m[1], m[2]})
+	}
+	return out
+}
+
+// sameSet compares two name lists as sets and reports the difference.
+func sameSet(t *testing.T, what string, got, want []string) {
+	t.Helper()
+	g, w := slices.Compact(slices.Sorted(slices.Values(got))), slices.Compact(slices.Sorted(slices.Values(want)))
+	if !slices.Equal(g, w) {
+		var extra, missing []string
+		for _, x := range g {
+			if !slices.Contains(w, x) {
+				extra = append(extra, x)
+			}
+		}
+		for _, x := range w {
+			if !slices.Contains(g, x) {
+				missing = append(missing, x)
+			}
+		}
+		t.Errorf("%s: not in the Go table: %q; missing: %q", what, extra, missing)
+	}
+}
+
+func readText(t *testing.T, path string, comment *regexp.Regexp) string {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return comment.ReplaceAllString(string(raw), "")
+}
+
+// TestGatewayProgramsEncodeTheTable: gateway.vrl and gateway.lua assign
+// exactly the contract fields of GatewayFields, read exactly its inputs,
+// drop the same headers and apply the same response-flag rules in the same
+// order.
+func TestGatewayProgramsEncodeTheTable(t *testing.T) {
+	flags := append(slices.Clone(StreamFlags), TransportFlags...)
+	for _, p := range []struct {
+		file                    string
+		comment, target, source *regexp.Regexp
+		flag                    *regexp.Regexp
+		flagOrder               []FlagRule
+	}{
+		{"gateway.vrl", vrlComment, vrlTarget, vrlSource, vrlFlag, flags},
+		{"gateway.lua", luaComment, luaTarget, luaSource, luaFlag, append(slices.Clone(TransportFlags), StreamFlags...)},
+	} {
+		t.Run(p.file, func(t *testing.T) {
+			text := readText(t, p.file, p.comment)
+			sameSet(t, "fields assigned", matches(p.target, text), Names(GatewayFields))
+			sameSet(t, "access-log fields read", matches(p.source, text), Sources(GatewayFields))
+			for _, h := range append(slices.Clone(DroppedRequestHeaders), DroppedResponseHeaders...) {
+				if !strings.Contains(text, `"`+h+`"`) {
+					t.Errorf("does not drop header %q", h)
+				}
+			}
+			if got := flagPairs(p.flag, text); !slices.Equal(got, p.flagOrder) {
+				t.Errorf("response-flag rules %v, want %v", got, p.flagOrder)
+			}
+		})
+	}
+}
+
+// TestVectorConfig checks the wiring of vector.yaml: file source, remap of
+// gateway.vrl that drops what it cannot map, Kafka keyed by a contract
+// field with JSON records.
+func TestVectorConfig(t *testing.T) {
+	raw, err := os.ReadFile("vector.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg struct {
+		Sources    map[string]map[string]any `yaml:"sources"`
+		Transforms map[string]map[string]any `yaml:"transforms"`
+		Sinks      map[string]map[string]any `yaml:"sinks"`
+	}
+	if err := yaml.Unmarshal(raw, &cfg); err != nil {
+		t.Fatalf("vector.yaml: %v", err)
+	}
+	var remap, kafka map[string]any
+	var remapName string
+	for name, tr := range cfg.Transforms {
+		if tr["type"] == "remap" {
+			remap, remapName = tr, name
+		}
+	}
+	for _, s := range cfg.Sinks {
+		if s["type"] == "kafka" {
+			kafka = s
+		}
+	}
+	if remap == nil || kafka == nil {
+		t.Fatalf("vector.yaml needs a remap transform and a kafka sink")
+	}
+	if f := fmt.Sprint(remap["file"]); !strings.HasSuffix(f, "/gateway.vrl") {
+		t.Errorf("remap file %q, want gateway.vrl", f)
+	}
+	for _, in := range remap["inputs"].([]any) {
+		if src, ok := cfg.Sources[fmt.Sprint(in)]; !ok || src["type"] != "file" {
+			t.Errorf("remap input %v is not a file source", in)
+		}
+	}
+	if remap["drop_on_abort"] != true || remap["drop_on_error"] != true {
+		t.Errorf("remap must drop lines it cannot map (drop_on_error, drop_on_abort), not send them on")
+	}
+	if !slices.Contains(kafka["inputs"].([]any), any(remapName)) {
+		t.Errorf("kafka sink inputs %v, want %s", kafka["inputs"], remapName)
+	}
+	if enc, _ := kafka["encoding"].(map[string]any); enc["codec"] != "json" {
+		t.Errorf("kafka encoding %v, want codec json", kafka["encoding"])
+	}
+	if key := fmt.Sprint(kafka["key_field"]); !slices.Contains(Names(GatewayFields), key) {
+		t.Errorf("kafka key_field %q is not a contract field of the mapping", key)
+	}
+}
+
+// TestGatewayVRL runs gateway.vrl with the vrl CLI (or vector vrl) when one
+// is on PATH and requires the Go reference's events; without one it says
+// so and the text check above stands alone.
+func TestGatewayVRL(t *testing.T) {
+	var cmd []string
+	if p, err := exec.LookPath("vrl"); err == nil {
+		cmd = []string{p}
+	} else if p, err := exec.LookPath("vector"); err == nil {
+		cmd = []string{p, "vrl"}
+	} else {
+		t.Log("unchecked: no vrl or vector binary on PATH, gateway.vrl was not run (cargo install vrl provides one)")
+		return
+	}
+	var input bytes.Buffer
+	var want []map[string]any
+	for _, s := range samples(t, "gateway") {
+		line := compact(t, s.in)
+		msg, _ := json.Marshal(map[string]string{"message": string(line)})
+		input.Write(append(msg, '\n'))
+		ev, err := Gateway(line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, ev)
+	}
+	in := t.TempDir() + "/in.ndjson"
+	if err := os.WriteFile(in, input.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := exec.Command(cmd[0], append(cmd[1:], "--print-object", "--input", in, "--program", "gateway.vrl")...)
+	run.Env = append(os.Environ(), "NO_COLOR=1")
+	out, err := run.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %v\n%s", run.Args, err, out)
+	}
+	var wantLines bytes.Buffer
+	for _, ev := range want {
+		line, _ := json.Marshal(ev)
+		wantLines.Write(append(line, '\n'))
+	}
+	if !sameEvents(t, out, wantLines.Bytes()) {
+		t.Errorf("gateway.vrl and gateway.go disagree\nvrl:\n%s\ngo:\n%s", out, wantLines.Bytes())
+	}
+	for _, ev := range parseEvents(t, out) {
+		line, _ := json.Marshal(ev)
+		decodes(t, "VRL output", line)
+	}
+	t.Logf("ran %s on %d samples", cmd[0], len(want))
+}
+
+// FuzzGateway: any line maps without panicking, and what maps is JSON.
+func FuzzGateway(f *testing.F) {
+	ins, _ := filepath.Glob(filepath.Join("testdata", "gateway", "in", "*.json"))
+	for _, in := range ins {
+		raw, _ := os.ReadFile(in)
+		f.Add(raw)
+	}
+	f.Add([]byte(`{"status":1e400,"response_flags":",,-,","request_headers":{"A":null}}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		ev, err := Gateway(line)
+		if err != nil {
+			return
+		}
+		if _, err := json.Marshal(ev); err != nil {
+			t.Fatalf("mapped event is not JSON: %v", err)
+		}
+	})
+}
