@@ -4,8 +4,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
-	"strings"
 
 	"github.com/mcplens/mcplens/pipeline"
 )
@@ -50,22 +48,4 @@ func (c *config) Validate() error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
-}
-
-// parseFlags parses args after applying MCPLENS_* environment variables as
-// defaults, so that a flag on the command line wins over the environment.
-func parseFlags(fs *flag.FlagSet, args []string) error {
-	var errs []error
-	fs.VisitAll(func(f *flag.Flag) {
-		env := "MCPLENS_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
-		if v, ok := os.LookupEnv(env); ok {
-			if err := fs.Set(f.Name, v); err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", env, err))
-			}
-		}
-	})
-	if err := errors.Join(errs...); err != nil {
-		return err
-	}
-	return fs.Parse(args)
 }

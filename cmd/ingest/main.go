@@ -16,6 +16,8 @@ import (
 	"syscall"
 
 	"github.com/rs/zerolog"
+
+	"github.com/mcplens/mcplens/internal/flagenv"
 )
 
 func main() {
@@ -25,11 +27,10 @@ func main() {
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: ingest --from SOURCE --to SINK [flags]\n\n"+
 			"Reads contract-v1 MCP log events, pairs requests with responses, classifies every\n"+
-			"exchange and writes exchange records. Every flag can also be set by the environment\n"+
-			"variable MCPLENS_<FLAG> (upper case, '-' as '_'), e.g. MCPLENS_FROM.\n\nFlags:\n")
+			"exchange and writes exchange records.\n\n"+flagenv.Usage+"\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	if err := parseFlags(fs, os.Args[1:]); err != nil {
+	if err := flagenv.Parse(fs, os.Args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			os.Exit(0)
 		}

@@ -23,6 +23,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/mcplens/mcplens/internal/flagenv"
 	"github.com/mcplens/mcplens/pipeline"
 	"github.com/mcplens/mcplens/schema"
 	"github.com/mcplens/mcplens/tap"
@@ -75,10 +76,10 @@ func main() {
 	cfg.RegisterFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: tap --upstream URL [--listen ADDR] [--to stdout|file:PATH|kafka://HOST:PORT/TOPIC]\n\n"+
-			"A recording MCP reverse proxy: one contract-v1 exchange event per HTTP exchange.\n\nFlags:\n")
+			"A recording MCP reverse proxy: one contract-v1 exchange event per HTTP exchange.\n\n"+flagenv.Usage+"\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(os.Args[1:]); err != nil {
+	if err := flagenv.Parse(fs, os.Args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			os.Exit(0)
 		}
