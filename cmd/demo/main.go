@@ -18,6 +18,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/mcplens/mcplens/internal/demo"
 )
 
 type config struct {
@@ -68,7 +70,7 @@ func run(ctx context.Context, cfg config) error {
 	procs := &processes{bin: cfg.Bin, logDir: cfg.Workdir}
 	defer procs.stopAll()
 
-	mcpURL, stopMCP, err := startMCPServer()
+	mcpURL, stopMCP, err := demo.StartMCPServer()
 	if err != nil {
 		return err
 	}
@@ -99,7 +101,7 @@ func run(ctx context.Context, cfg config) error {
 	}
 
 	say("3. a real SDK client (protocol 2026-07-28) calls the tools through the tap:")
-	if err := drive(ctx, "http://"+tapAddr, say); err != nil {
+	if err := demo.Drive(ctx, "http://"+tapAddr, say); err != nil {
 		return err
 	}
 	if err := tap.stop(); err != nil {

@@ -1,4 +1,7 @@
-package main
+// Package demo is the scripted MCP traffic of the demo and the end-to-end
+// tests: the official Go SDK server with the mcptest tools behind a fault
+// plan, and a real SDK client walking through normal calls and faults.
+package demo
 
 import (
 	"context"
@@ -12,8 +15,8 @@ import (
 	"github.com/mcplens/mcplens/mcptest"
 )
 
-// faultPlan is what the demo's MCP server does wrong, and when.
-var faultPlan = []mcptest.Fault{
+// FaultPlan is what the demo's MCP server does wrong, and when.
+var FaultPlan = []mcptest.Fault{
 	{Method: "tools/call", Tool: mcptest.ToolDeleteItem, Occurrence: 1, Kind: mcptest.FaultUnavailable},
 	{Method: "tools/call", Tool: mcptest.ToolLookup, Occurrence: 3, Kind: mcptest.FaultRateLimited},
 	{Method: "tools/call", Tool: mcptest.ToolCountSlowly, Occurrence: 2, Kind: mcptest.FaultCutStream},
@@ -21,26 +24,27 @@ var faultPlan = []mcptest.Fault{
 	{Method: "tools/call", Tool: mcptest.ToolAlwaysFails, Occurrence: 2, Kind: mcptest.FaultUnauthorized},
 }
 
-// startMCPServer serves the official Go SDK server with the demo tools
+// StartMCPServer serves the official Go SDK server with the demo tools
 // (stateless, so 2026-07-28 clients get MRTR) behind the fault plan.
-func startMCPServer() (url string, stop func(), err error) {
+func StartMCPServer() (url string, stop func(), err error) {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return mcptest.NewMCPServer() }, &mcp.StreamableHTTPOptions{Stateless: true})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", nil, fmt.Errorf("listen for the MCP server: %w", err)
 	}
-	srv := &http.Server{Handler: mcptest.WithFaults(h, faultPlan), ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: mcptest.WithFaults(h, FaultPlan), ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	return "http://" + ln.Addr().String(), func() { _ = srv.Close() }, nil
 }
 
 // step is one scripted client action and how the demo reports it.
 type step struct {
-	what   string
-	tool   string
-	args   map[string]any
-	resend int // the app re-sends after an error this many times
-	wait   time.Duration
+	what     string
+	tool     string
+	args     map[string]any
+	resend   int // the app re-sends after an error this many times
+	wait     time.Duration
+	progress bool // ask for progress notifications
 }
 
 var script = []step{
@@ -49,8 +53,8 @@ var script = []step{
 	{what: "destructive delete, HTTP 503, then the app re-sends it", tool: mcptest.ToolDeleteItem, args: map[string]any{"id": "order-42"}, resend: 1},
 	{what: "lookup hits 429 Retry-After: 2, the app waits and re-sends", tool: mcptest.ToolLookup, args: map[string]any{"key": "gamma"}, resend: 1, wait: 2 * time.Second},
 	{what: "a tool that fails (isError)", tool: mcptest.ToolAlwaysFails, args: map[string]any{}},
-	{what: "progress over SSE", tool: mcptest.ToolCountSlowly, args: map[string]any{"n": 3}},
-	{what: "progress stream cut mid-call, the app re-sends", tool: mcptest.ToolCountSlowly, args: map[string]any{"n": 3}, resend: 1},
+	{what: "progress over SSE", tool: mcptest.ToolCountSlowly, args: map[string]any{"n": 3}, progress: true},
+	{what: "progress stream cut mid-call, the app re-sends", tool: mcptest.ToolCountSlowly, args: map[string]any{"n": 3}, progress: true, resend: 1},
 	{what: "an unknown tool", tool: "reticulate_splines", args: map[string]any{}},
 	{what: "invalid arguments", tool: mcptest.ToolLookup, args: map[string]any{"nope": 1}},
 	{what: "malformed response", tool: mcptest.ToolLookup, args: map[string]any{"key": "delta"}},
@@ -58,9 +62,9 @@ var script = []step{
 	{what: "unauthorized (401)", tool: mcptest.ToolAlwaysFails, args: map[string]any{}},
 }
 
-// drive runs the script with a real SDK client through the proxy. A call
+// Drive runs the script with a real SDK client through the proxy. A call
 // that fails is part of the demo; only a failure to connect is an error.
-func drive(ctx context.Context, endpoint string, say func(string, ...any)) error {
+func Drive(ctx context.Context, endpoint string, say func(string, ...any)) error {
 	client := mcp.NewClient(&mcp.Implementation{Name: "demo-agent", Version: "1.0.0"}, &mcp.ClientOptions{
 		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approved": true}}, nil
@@ -77,10 +81,25 @@ func drive(ctx context.Context, endpoint string, say func(string, ...any)) error
 	if _, err := cs.ListTools(ctx, nil); err != nil {
 		return fmt.Errorf("list tools: %w", err)
 	}
+	// An older client sees errors where a 2026-07-28 one sees HTTP 400:
+	// its unknown tool is a JSON-RPC error behind HTTP 200.
+	legacy := mcp.NewClient(&mcp.Implementation{Name: "demo-legacy-agent", Version: "0.9.0"}, nil)
+	ls, err := legacy.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-06-18"})
+	if err != nil {
+		return fmt.Errorf("connect a 2025-06-18 client: %w", err)
+	}
+	if _, err := ls.CallTool(ctx, &mcp.CallToolParams{Name: "reticulate_splines", Arguments: map[string]any{}}); err != nil {
+		say("  %-58s -> client error: %v", "unknown tool, 2025-06-18 client", short(err))
+	}
+	_ = ls.Close()
 	for _, st := range script {
 		for attempt := 0; attempt <= st.resend; attempt++ {
 			cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			res, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: st.tool, Arguments: st.args})
+			params := &mcp.CallToolParams{Name: st.tool, Arguments: st.args}
+			if st.progress {
+				params.SetProgressToken(fmt.Sprintf("demo-%d", attempt))
+			}
+			res, err := cs.CallTool(cctx, params)
 			cancel()
 			switch {
 			case err != nil:
