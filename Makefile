@@ -33,6 +33,11 @@ fuzz:
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem -count=1 ./classify ./pipeline | $(GO) run ./internal/benchtable
 
+## demo: real MCP traffic through tap, Kafka (if a broker answers) or a file,
+## ingest into DuckDB, the API, and the answers to the headline questions.
+demo: build
+	bin/demo $(DEMO_FLAGS)
+
 lint:
 	gofmt -l . | (! grep .)
 	$(GO) vet $(PKGS)
