@@ -273,7 +273,16 @@ func (e *Engine) flush(ctx context.Context) error {
 		return nil
 	}
 	if err := e.d.Source.Commit(ctx, ps); err != nil {
-		return fmt.Errorf("commit %d positions: %w", len(ps), err)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		// The data is stored; only the commit failed (a broker restart, a
+		// rebalance). Try again at the next flush: until then a restart
+		// re-reads a little more, which dedupe and the stores absorb.
+		e.offsets.Retry(ps)
+		e.m.commitErrors.Inc()
+		e.d.Logger.Warn().Err(err).Int("positions", len(ps)).Msg("commit failed; retrying at the next flush")
+		return nil
 	}
 	for _, p := range ps {
 		e.m.committed.WithLabelValues(p.Stream).Set(float64(p.Offset))

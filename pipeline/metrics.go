@@ -16,6 +16,7 @@ type metrics struct {
 	sinkSeconds  prometheus.Histogram
 	sinkErrors   prometheus.Counter
 	sinkRows     prometheus.Counter
+	commitErrors prometheus.Counter
 	committed    *prometheus.GaugeVec   // by stream
 	quarantined  *prometheus.CounterVec // by stream
 }
@@ -63,6 +64,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "mcplens_ingest_sink_rows_total",
 			Help: "Rows acknowledged by the sink (exchanges, bodies, quarantine, annotations).",
 		}),
+		commitErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "mcplens_ingest_commit_errors_total",
+			Help: "Source commits that failed (retried at the next flush; the data was already stored).",
+		}),
 		committed: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "mcplens_ingest_committed_position",
 			Help: "Last committed source position (next offset or line to read) per stream.",
@@ -74,7 +79,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	}
 	if reg != nil {
 		reg.MustRegister(m.events, m.exchanges, m.pending, m.pendingBytes, m.inflight, m.evicted,
-			m.noResponse, m.sinkSeconds, m.sinkErrors, m.sinkRows, m.committed, m.quarantined)
+			m.noResponse, m.sinkSeconds, m.sinkErrors, m.sinkRows, m.commitErrors, m.committed, m.quarantined)
 	}
 	return m
 }

@@ -91,3 +91,13 @@ func (o *Offsets) Commit() []Position {
 	sort.Slice(out, func(i, j int) bool { return out[i].Stream < out[j].Stream })
 	return out
 }
+
+// Retry forgets that ps were handed out, so the next Commit returns their
+// streams again: for a commit the source failed to make.
+func (o *Offsets) Retry(ps []Position) {
+	for _, p := range ps {
+		if s := o.streams[p.Stream]; s != nil {
+			s.lastSent = -1
+		}
+	}
+}

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -230,5 +231,39 @@ func TestConfigValidate(t *testing.T) {
 	cfg.BatchSize, cfg.RetryMax = 0, time.Nanosecond
 	if err := cfg.Validate(); err == nil {
 		t.Fatal("invalid config accepted")
+	}
+}
+
+// failingCommits refuses its first commits, as a restarting broker does.
+type failingCommits struct {
+	*sliceSource
+	failures int
+}
+
+func (f *failingCommits) Commit(ctx context.Context, next []Position) error {
+	if f.failures > 0 {
+		f.failures--
+		return errors.New("use of closed network connection")
+	}
+	return f.sliceSource.Commit(ctx, next)
+}
+
+// A failed commit is not fatal: the data is stored, the commit is tried
+// again at the next flush.
+func TestCommitFailureIsRetried(t *testing.T) {
+	lines := readLines(t, "testdata/correlate/retries.ndjson")
+	src := &failingCommits{sliceSource: newSliceSource("c", lines), failures: 3}
+	sink := &memSink{}
+	cfg := testConfig()
+	cfg.BatchSize = 2
+	e, err := New(cfg, Deps{Source: src, Sink: sink, Logger: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := src.committed["c"]; got != int64(len(lines)+1) || len(sink.exchanges) != len(lines) {
+		t.Errorf("committed %d, %d exchanges", got, len(sink.exchanges))
 	}
 }

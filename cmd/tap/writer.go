@@ -2,9 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -41,6 +45,10 @@ func openWriter(to string) (tap.Writer, func() error, error) {
 			BatchTimeout: 5 * time.Millisecond,
 			RequiredAcks: kafka.RequireAll,
 			Compression:  kafka.Lz4,
+			// A new topic is created on first use where the broker allows
+			// it (auto.create.topics.enable); production clusters create
+			// it ahead with the partitions they want.
+			AllowAutoTopicCreation: true,
 		}
 		return kafkaWriter{w}, w.Close, nil
 	}
@@ -60,10 +68,48 @@ func (k kafkaWriter) WriteEvent(ctx context.Context, ev schema.Event) error {
 	if key == "" {
 		key = ev.ExchangeID
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	// The client already has its response; the event may wait for a broker
+	// that restarts or moves a partition leader, up to produceTimeout.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), produceTimeout)
 	defer cancel()
-	if err := k.w.WriteMessages(ctx, kafka.Message{Key: []byte(key), Value: line}); err != nil {
-		return fmt.Errorf("produce event %s: %w", ev.EventID, err)
+	backoff := 100 * time.Millisecond
+	for {
+		err := k.w.WriteMessages(ctx, kafka.Message{Key: []byte(key), Value: line})
+		if err == nil {
+			return nil
+		}
+		if !retriable(err) || ctx.Err() != nil {
+			return fmt.Errorf("produce event %s: %w", ev.EventID, err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("produce event %s: %w", ev.EventID, err)
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 2*time.Second)
 	}
-	return nil
+}
+
+// produceTimeout bounds how long one event may wait for the broker.
+const produceTimeout = 60 * time.Second
+
+// retriable reports errors a broker restart or leader move causes.
+func retriable(err error) bool {
+	var kerr kafka.Error
+	if errors.As(err, &kerr) {
+		return kerr.Temporary() || kerr == kafka.UnknownTopicOrPartition || kerr == kafka.LeaderNotAvailable ||
+			kerr == kafka.NotLeaderForPartition || kerr == kafka.RequestTimedOut
+	}
+	var wes kafka.WriteErrors
+	if errors.As(err, &wes) {
+		for _, e := range wes {
+			if e != nil && !retriable(e) {
+				return false
+			}
+		}
+		return true
+	}
+	var netErr net.Error
+	return errors.As(err, &netErr) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET)
 }

@@ -1,0 +1,390 @@
+// Package e2e proves the whole path together on real parts: the official
+// Go SDK's traffic through cmd/tap into a real Kafka broker, cmd/ingest
+// into DuckDB, and cmd/api on top, under faults.
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"github.com/mcplens/mcplens/internal/demo"
+	"github.com/mcplens/mcplens/pipeline/duckstore"
+	"github.com/mcplens/mcplens/pipeline/kafkatest"
+	"github.com/mcplens/mcplens/queries"
+)
+
+var bin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "e2e-bin")
+	if err != nil {
+		panic(err)
+	}
+	bin = dir
+	build := exec.Command("go", "build", "-o", dir+"/", "../cmd/tap", "../cmd/ingest", "../cmd/api")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		panic("build binaries: " + err.Error())
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// broker is a Kafka broker of this test alone (its own port and data
+// directory), so that restarting it disturbs no other test.
+type broker struct {
+	addr string
+	env  []string
+}
+
+func startBroker(t *testing.T) *broker {
+	t.Helper()
+	kafkatest.Brokers(t) // a broker runs here: skip locally without one, fail in CI
+	port := freePort(t)
+	b := &broker{addr: fmt.Sprintf("127.0.0.1:%d", port), env: append(os.Environ(),
+		fmt.Sprintf("MCPLENS_KAFKA_PORT=%d", port), "MCPLENS_KAFKA_DIR="+t.TempDir())}
+	b.run(t, "start")
+	t.Cleanup(func() { b.run(t, "stop") })
+	return b
+}
+
+func (b *broker) run(t *testing.T, verb string) {
+	t.Helper()
+	cmd := exec.Command("bash", "../deploy/kafka/kafka.sh", verb)
+	cmd.Env = b.env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("kafka.sh %s: %v\n%s", verb, err, out)
+	}
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	for {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+		// The controller listens on the next port; it must be free too.
+		if c, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port+1)); err == nil {
+			c.Close()
+			return port
+		}
+	}
+}
+
+type proc struct {
+	cmd  *exec.Cmd
+	log  string
+	done chan error
+}
+
+func start(t *testing.T, name string, args ...string) *proc {
+	t.Helper()
+	logPath := filepath.Join(t.TempDir(), name+".log")
+	f, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(filepath.Join(bin, name), args...)
+	cmd.Stdout, cmd.Stderr = f, f
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{cmd: cmd, log: logPath, done: make(chan error, 1)}
+	go func() { p.done <- cmd.Wait(); f.Close() }()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); <-p.done; p.done <- nil })
+	return p
+}
+
+func (p *proc) signal(t *testing.T, sig syscall.Signal) error {
+	t.Helper()
+	_ = p.cmd.Process.Signal(sig)
+	select {
+	case err := <-p.done:
+		p.done <- err
+		return err
+	case <-time.After(40 * time.Second):
+		t.Fatalf("%s did not exit after %v; log:\n%s", p.cmd.Path, sig, p.tail())
+		return nil
+	}
+}
+
+func (p *proc) tail() string {
+	b, _ := os.ReadFile(p.log)
+	if len(b) > 4000 {
+		b = b[len(b)-4000:]
+	}
+	return string(b)
+}
+
+func waitFor(t *testing.T, what string, timeout time.Duration, ok func() bool, logs ...*proc) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !ok() {
+		if time.Now().After(deadline) {
+			var tails []string
+			for _, p := range logs {
+				tails = append(tails, p.cmd.Path+":\n"+p.tail())
+			}
+			t.Fatalf("timed out waiting for %s\n%s", what, strings.Join(tails, "\n"))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func listening(addr string) bool {
+	c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
+	if err == nil {
+		c.Close()
+	}
+	return err == nil
+}
+
+// topicCount counts the messages of a topic (all partitions).
+func topicCount(t *testing.T, brokers, topic string) int64 {
+	t.Helper()
+	conn, err := kafka.Dial("tcp", brokers)
+	if err != nil {
+		return -1
+	}
+	defer conn.Close()
+	parts, err := conn.ReadPartitions(topic)
+	if err != nil {
+		return -1
+	}
+	var n int64
+	for _, p := range parts {
+		pc, err := kafka.DialLeader(context.Background(), "tcp", brokers, topic, p.ID)
+		if err != nil {
+			return -1
+		}
+		first, last, err := pc.ReadOffsets()
+		pc.Close()
+		if err != nil {
+			return -1
+		}
+		n += last - first
+	}
+	return n
+}
+
+func getJSON(t *testing.T, url string, out any) int {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if out != nil && resp.StatusCode == http.StatusOK {
+		if err := json.Unmarshal(body, out); err != nil {
+			t.Fatalf("GET %s: %v\n%s", url, err, body)
+		}
+	}
+	return resp.StatusCode
+}
+
+// TestTapKafkaIngestAPIUnderFaults runs the demo traffic through the tap
+// into Kafka while the ingester is SIGKILLed and restarted, the store goes
+// away for a while, a poison message is produced and the broker restarts.
+// Afterwards every exchange the tap recorded is stored exactly once, the
+// quarantine holds exactly the poison message, and the API answers the
+// headline questions with the expected server and chain.
+func TestTapKafkaIngestAPIUnderFaults(t *testing.T) {
+	b := startBroker(t)
+	topic := "e2e-mcp"
+	work := t.TempDir()
+	db := filepath.Join(work, "mcplens.duckdb")
+	storeDown := filepath.Join(work, "store-down")
+
+	mcpURL, stopMCP, err := demo.StartMCPServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stopMCP()
+	tapAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	tap := start(t, "tap", "--upstream", mcpURL, "--listen", tapAddr, "--to", "kafka://"+b.addr+"/"+topic, "--tap.server", "demo-tools")
+	waitFor(t, "tap", 10*time.Second, func() bool { return listening(tapAddr) })
+
+	metricsAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	ingestArgs := []string{"--from", "kafka://" + b.addr + "/" + topic + "?group=e2e&start=first", "--to", "duckdb:" + db,
+		"--listen", metricsAddr, "--merge-window", "200ms", "--lateness", "200ms", "--idle-advance", "300ms",
+		"--flush-interval", "100ms", "--retry-max", "500ms", "--fault-sink-down-while", storeDown}
+	ctx := context.Background()
+	say := func(string, ...any) {}
+
+	// Round 1, then a SIGKILL in the middle of consuming it.
+	if err := demo.Drive(ctx, "http://"+tapAddr, say); err != nil {
+		t.Fatal(err)
+	}
+	ing := start(t, "ingest", ingestArgs...)
+	time.Sleep(1500 * time.Millisecond)
+	_ = ing.signal(t, syscall.SIGKILL)
+
+	// Round 2 with the store down for a while under a fresh ingester.
+	if err := os.WriteFile(storeDown, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ing = start(t, "ingest", ingestArgs...)
+	if err := demo.Drive(ctx, "http://"+tapAddr, say); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "failed sink writes", 20*time.Second, func() bool {
+		return strings.Contains(ing.tail(), "sink write failed")
+	}, ing)
+	os.Remove(storeDown)
+
+	// A poison message, then the broker restarts under the running tap
+	// and ingester, then round 3.
+	kafkatest.ProduceRecords(t, b.addr, topic, kafkatest.Record{Value: []byte(`{"poison": true`)})
+	b.run(t, "restart")
+	if err := demo.Drive(ctx, "http://"+tapAddr, say); err != nil {
+		t.Fatal(err)
+	}
+	if err := tap.signal(t, syscall.SIGTERM); err != nil {
+		t.Fatalf("tap stop: %v\n%s", err, tap.tail())
+	}
+	recorded := topicCount(t, b.addr, topic) - 1 // all but the poison
+	// Faults fire on their first occurrences, so round 1 has the most.
+	if recorded < 60 {
+		t.Fatalf("only %d events recorded\n%s", recorded, tap.tail())
+	}
+
+	// Let the ingester drain, then stop it gracefully so the API can open
+	// the file.
+	end := topicEnd(t, b.addr, topic)
+	stable := 0
+	waitFor(t, "the ingester to store every event", 90*time.Second, func() bool {
+		if drained(metricsAddr, end) {
+			stable++
+		} else {
+			stable = 0
+		}
+		return stable >= 3
+	}, ing)
+	if err := ing.signal(t, syscall.SIGTERM); err != nil {
+		t.Fatalf("ingest stop: %v\n%s", err, ing.tail())
+	}
+
+	store, err := duckstore.OpenReadOnly(ctx, db, duckstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n, distinct int64
+	if err := store.DB().QueryRowContext(ctx, "SELECT count(*), count(DISTINCT exchange_id) FROM exchanges").Scan(&n, &distinct); err != nil {
+		t.Fatal(err)
+	}
+	q, err := queries.On(store).Quarantine(ctx, queries.Filter{From: time.Now().Add(-time.Hour), To: time.Now().Add(time.Hour), Limit: 100})
+	store.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != recorded || distinct != recorded {
+		t.Errorf("%d rows, %d distinct exchanges for %d recorded events", n, distinct, recorded)
+	}
+	if len(q) != 1 || !strings.Contains(q[0].Raw, "poison") {
+		t.Errorf("quarantine holds %d rows, want exactly the poison message: %+v", len(q), q)
+	}
+
+	// The API on the stored file answers the headline questions.
+	apiAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	api := start(t, "api", "--store", "duckdb:"+db, "--listen", apiAddr, "--dev")
+	waitFor(t, "api", 20*time.Second, func() bool { return listening(apiAddr) })
+	base := "http://" + apiAddr + "/api/v1"
+	var http200 struct {
+		Rows []struct {
+			Server string `json:"server"`
+		} `json:"rows"`
+	}
+	if code := getJSON(t, base+"/questions/http200-jsonrpc-errors?from=-1h", &http200); code != 200 || len(http200.Rows) == 0 || http200.Rows[0].Server != "demo-tools" {
+		t.Errorf("http200-jsonrpc-errors: %d %+v\n%s", code, http200, api.tail())
+	}
+	var retries struct {
+		Rows []map[string]any `json:"rows"`
+	}
+	if code := getJSON(t, base+"/questions/unknown-side-effect-retries?from=-1h", &retries); code != 200 || len(retries.Rows) == 0 {
+		t.Errorf("unknown-side-effect-retries: %d, %d rows (want the delete_item re-send after the 503)", code, len(retries.Rows))
+	}
+	for _, r := range retries.Rows {
+		if r["tool_name"] != "delete_item" && r["tool_name"] != "count_slowly" {
+			t.Errorf("unexpected unknown-side-effect retry: %v", r)
+		}
+	}
+	if code := getJSON(t, base+"/exchanges?from=yesterday", nil); code != 400 {
+		t.Errorf("bad time: status %d, want 400", code)
+	}
+}
+
+// topicEnd sums the end offsets of a topic's partitions.
+func topicEnd(t *testing.T, brokers, topic string) float64 {
+	t.Helper()
+	conn, err := kafka.Dial("tcp", brokers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	parts, err := conn.ReadPartitions(topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n float64
+	for _, p := range parts {
+		pc, err := kafka.DialLeader(context.Background(), "tcp", brokers, topic, p.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last, err := pc.ReadLastOffset()
+		pc.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += float64(last)
+	}
+	return n
+}
+
+// drained reports whether the ingester has committed the whole topic
+// (which it does only for what the store acknowledged) and holds nothing
+// pending.
+func drained(addr string, end float64) bool {
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	sums := map[string]float64{}
+	seen := map[string]bool{}
+	for _, line := range strings.Split(string(body), "\n") {
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		name, _, _ := strings.Cut(line, " ")
+		if i := strings.IndexByte(name, '{'); i >= 0 {
+			name = name[:i]
+		}
+		var v float64
+		if _, err := fmt.Sscanf(line[strings.LastIndexByte(line, ' ')+1:], "%g", &v); err == nil {
+			sums[name] += v
+			seen[name] = true
+		}
+	}
+	return seen["mcplens_ingest_committed_offset"] && sums["mcplens_ingest_committed_offset"] == end &&
+		sums["mcplens_ingest_pending"] == 0 && sums["mcplens_ingest_inflight_positions"] == 0
+}
