@@ -34,7 +34,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	bin = dir
-	build := exec.Command("go", "build", "-o", dir+"/", "../cmd/tap", "../cmd/ingest", "../cmd/api")
+	build := exec.Command("go", "build", "-o", dir+"/", "../cmd/tap", "../cmd/ingest", "../cmd/api", "../cmd/demo")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		panic("build binaries: " + err.Error())
@@ -387,4 +387,25 @@ func drained(addr string, end float64) bool {
 	}
 	return seen["mcplens_ingest_committed_offset"] && sums["mcplens_ingest_committed_offset"] == end &&
 		sums["mcplens_ingest_pending"] == 0 && sums["mcplens_ingest_inflight_positions"] == 0
+}
+
+// TestDemo runs the one-command demo (from the tap's file, no Kafka) and
+// checks that it prints the two headline answers and leaves nothing
+// running.
+func TestDemo(t *testing.T) {
+	listen := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	cmd := exec.Command(filepath.Join(bin, "demo"), "--bin", bin, "--kafka", "off", "--listen", listen, "--workdir", t.TempDir())
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("demo: %v\n%s", err, out)
+	}
+	text := string(out)
+	for _, want := range []string{`server="demo-tools"`, `tool_name="delete_item"`, `prev_http_status=503`, "demo finished in"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("demo output lacks %q:\n%s", want, text)
+		}
+	}
+	if listening(listen) {
+		t.Error("the demo left the API running")
+	}
 }
