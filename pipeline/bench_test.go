@@ -1,10 +1,13 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
@@ -27,18 +30,26 @@ func (s discardSink) Write(_ context.Context, b *Batch) error {
 }
 func (discardSink) Close() error { return nil }
 
-// BenchmarkPipeline runs the whole engine (decode, dedupe, redact,
-// correlate, classify, chain, encode to JSON) over a corpus with 2 KiB
-// bodies and a 50/50 mix of exchange and split records. Compare events/s
-// with BenchmarkNaiveLineDecode.
+// BenchmarkPipeline runs `ingest --from file:... --to stdout` in process:
+// the file source and the whole engine (decode, dedupe, redact, correlate,
+// classify, chain, encode to JSON) over a corpus with 2 KiB bodies and a
+// 50/50 mix of exchange and split records. Compare events/s with
+// BenchmarkNaiveLineDecode.
 func BenchmarkPipeline(b *testing.B) {
 	c := pipelinetest.Generate(20_000, 2048)
+	path := filepath.Join(b.TempDir(), "corpus.ndjson")
+	if err := os.WriteFile(path, append(bytes.Join(c.Lines, []byte("\n")), '\n'), 0o644); err != nil {
+		b.Fatal(err)
+	}
 	b.ReportAllocs()
 	b.SetBytes(int64(totalBytes(c.Lines) / len(c.Lines)))
 	events := 0
 	start := time.Now()
 	for b.Loop() {
-		src := newSliceSource("bench", c.Lines)
+		src, err := NewFileSource(path, FileSourceConfig{})
+		if err != nil {
+			b.Fatal(err)
+		}
 		e, err := New(DefaultConfig(), Deps{Source: src, Sink: discardSink{json.NewEncoder(io.Discard)}, Logger: zerolog.Nop()})
 		if err != nil {
 			b.Fatal(err)
@@ -46,6 +57,7 @@ func BenchmarkPipeline(b *testing.B) {
 		if err := e.Run(context.Background()); err != nil {
 			b.Fatal(err)
 		}
+		src.Close()
 		events += len(c.Lines)
 	}
 	b.ReportMetric(float64(events)/time.Since(start).Seconds(), "events/s")
