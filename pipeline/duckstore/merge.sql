@@ -1,14 +1,6 @@
--- Moves one staged batch into the tables, in one transaction. A row whose
--- key is already stored (or repeats within the batch) is skipped; a tool's
--- annotations are replaced only by newer ones.
-INSERT INTO exchanges
-SELECT * FROM stage_exchanges
-QUALIFY row_number() OVER (PARTITION BY exchange_id) = 1
-ON CONFLICT DO NOTHING;
-INSERT INTO exchange_bodies
-SELECT * FROM stage_bodies
-QUALIFY row_number() OVER (PARTITION BY exchange_id) = 1
-ON CONFLICT DO NOTHING;
+-- Merges the staged small tables inside the batch's transaction: a tool's
+-- annotations are replaced only by newer ones; a quarantined line already
+-- stored (same source position) is skipped.
 INSERT INTO tool_annotations
 SELECT * FROM stage_annotations
 QUALIFY row_number() OVER (PARTITION BY server, tool ORDER BY seen_at DESC) = 1

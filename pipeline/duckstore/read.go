@@ -3,12 +3,32 @@ package duckstore
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 
 	"github.com/duckdb/duckdb-go/v2"
 
 	"github.com/mcplens/mcplens/queries"
 )
+
+// decodeJSON turns the text of a JSON column into Go values (objects
+// become map[string]any), as ClickHouse returns its Map columns.
+func decodeJSON(v any) (any, error) {
+	var text []byte
+	switch x := v.(type) {
+	case string:
+		text = []byte(x)
+	case []byte:
+		text = x
+	default:
+		return v, nil
+	}
+	var out any
+	if err := json.Unmarshal(text, &out); err != nil {
+		return nil, fmt.Errorf("decode JSON: %w", err)
+	}
+	return out, nil
+}
 
 // orderedMap converts a DuckDB MAP value to a Go map keyed by the keys'
 // text.
@@ -40,6 +60,14 @@ func (s *Store) Run(ctx context.Context, q *queries.Query, args queries.Args) (*
 	if err != nil {
 		return nil, err
 	}
+	types, err := rows.ColumnTypes()
+	if err != nil {
+		return nil, err
+	}
+	isJSON := make([]bool, len(types))
+	for i, ct := range types {
+		isJSON[i] = ct.DatabaseTypeName() == "JSON"
+	}
 	t := &queries.Table{Columns: cols}
 	for rows.Next() {
 		vals := make([]any, len(cols))
@@ -53,6 +81,11 @@ func (s *Store) Run(ctx context.Context, q *queries.Query, args queries.Args) (*
 		for i, v := range vals {
 			if m, ok := v.(duckdb.OrderedMap); ok {
 				v = orderedMap(&m)
+			}
+			if isJSON[i] && v != nil {
+				if v, err = decodeJSON(v); err != nil {
+					return nil, fmt.Errorf("%s column %s: %w", q.Name, cols[i], err)
+				}
 			}
 			if vals[i], err = queries.Normalize(v); err != nil {
 				return nil, fmt.Errorf("%s column %s: %w", q.Name, cols[i], err)

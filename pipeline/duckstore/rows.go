@@ -2,9 +2,8 @@ package duckstore
 
 import (
 	"database/sql/driver"
+	"encoding/json"
 	"time"
-
-	"github.com/duckdb/duckdb-go/v2"
 
 	"github.com/mcplens/mcplens/classify"
 	"github.com/mcplens/mcplens/schema"
@@ -56,17 +55,22 @@ func exchangeRow(e *schema.Exchange, row []driver.Value) {
 	row[51], row[52] = e.ClientDisagrees, e.NoResponseReason
 }
 
-func headerMap(h map[string]string) duckdb.Map {
-	m := make(duckdb.Map, len(h))
-	for k, v := range h {
-		m[k] = v
+// headerJSON encodes headers as a JSON object (keys sorted), the form the
+// JSON header columns hold.
+func headerJSON(h map[string]string) string {
+	if len(h) == 0 {
+		return "{}"
 	}
-	return m
+	b, err := json.Marshal(h)
+	if err != nil { // a map of strings always encodes
+		return "{}"
+	}
+	return string(b)
 }
 
 func bodyRow(b *schema.Body, row []driver.Value) {
 	row[0], row[1] = b.ExchangeID, stamp(b.TS)
-	row[2], row[3] = headerMap(b.RequestHeaders), headerMap(b.ResponseHeaders)
+	row[2], row[3] = headerJSON(b.RequestHeaders), headerJSON(b.ResponseHeaders)
 	row[4], row[5], row[6] = b.RequestBody, b.ResponseBody, b.Truncated
 }
 

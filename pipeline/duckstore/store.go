@@ -35,6 +35,7 @@ import (
 	"github.com/duckdb/duckdb-go/v2"
 	"github.com/rs/zerolog"
 
+	"github.com/mcplens/mcplens/pipeline"
 	"github.com/mcplens/mcplens/queries"
 	"github.com/mcplens/mcplens/schema"
 )
@@ -47,6 +48,12 @@ type Options struct {
 	// MemoryLimit is DuckDB's memory_limit ("4GB"); "" keeps its default
 	// (80% of RAM).
 	MemoryLimit string
+	// CheckpointThreshold is the write-ahead log size that makes DuckDB
+	// checkpoint; default "256MB" (DuckDB's own is 16MB). Every checkpoint
+	// rewrites the table's last, partly filled row group, so with 10k-row
+	// batches a small threshold checkpointed every few batches and cut
+	// the write rate by half; a larger one makes a restart replay more log.
+	CheckpointThreshold string
 	// Retention and BodyRetention, when positive, make Write delete
 	// exchanges (and quarantine rows) and bodies older than that, relative
 	// to the newest stored exchange, at most once per PruneEvery (default
@@ -94,8 +101,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	if _, err := schema.ApplyDuckDB(ctx, s.db); err != nil {
-		s.Close()
-		return nil, fmt.Errorf("migrate %q: %w", path, err)
+		return nil, errors.Join(fmt.Errorf("migrate %q: %w", path, err), s.Close())
 	}
 	return s, nil
 }
@@ -137,6 +143,12 @@ func open(ctx context.Context, path string, readOnly bool, opts Options) (*Store
 	if opts.MemoryLimit != "" {
 		params = append(params, "memory_limit="+opts.MemoryLimit)
 	}
+	if !readOnly {
+		if opts.CheckpointThreshold == "" {
+			opts.CheckpointThreshold = "256MB"
+		}
+		params = append(params, "checkpoint_threshold="+opts.CheckpointThreshold)
+	}
 	if len(params) > 0 {
 		dsn += "?" + strings.Join(params, "&")
 	}
@@ -146,9 +158,7 @@ func open(ctx context.Context, path string, readOnly bool, opts Options) (*Store
 	}
 	db := sql.OpenDB(connector)
 	if err := db.PingContext(ctx); err != nil {
-		db.Close()
-		connector.Close()
-		return nil, fmt.Errorf("open duckdb %q: %w", path, err)
+		return nil, errors.Join(fmt.Errorf("open duckdb %q: %w", path, err), db.Close(), connector.Close())
 	}
 	if opts.PruneEvery <= 0 {
 		opts.PruneEvery = time.Hour
@@ -157,6 +167,12 @@ func open(ctx context.Context, path string, readOnly bool, opts Options) (*Store
 	s.Questions = queries.On(s)
 	return s, nil
 }
+
+var (
+	_ pipeline.Sink  = (*Store)(nil)
+	_ queries.Store  = (*Store)(nil)
+	_ queries.Engine = (*Store)(nil)
+)
 
 // DB returns the underlying database, for tests and tools.
 func (s *Store) DB() *sql.DB { return s.db }

@@ -19,6 +19,8 @@ import (
 var (
 	//go:embed stage.sql
 	stageSQL string
+	//go:embed stored.sql
+	storedSQL string
 	//go:embed merge.sql
 	mergeSQL string
 	//go:embed clear.sql
@@ -41,8 +43,7 @@ func newWriter(ctx context.Context, db *sql.DB) (*writer, error) {
 	}
 	for _, stmt := range statements(stageSQL) {
 		if _, err := conn.ExecContext(ctx, stmt); err != nil {
-			conn.Close()
-			return nil, fmt.Errorf("create staging tables: %w", err)
+			return nil, errors.Join(fmt.Errorf("create staging tables: %w", err), conn.Close())
 		}
 	}
 	return &writer{conn: conn, merge: statements(mergeSQL), clear: statements(clearSQL)}, nil
@@ -50,10 +51,10 @@ func newWriter(ctx context.Context, db *sql.DB) (*writer, error) {
 
 func (w *writer) close() error { return w.conn.Close() }
 
-// Write stores a batch: appends it to the staging tables, then moves it
-// into the tables in one transaction. It returns after the commit, which
-// DuckDB makes durable in its write-ahead log. Rows already stored are
-// skipped, so a retried batch is harmless.
+// Write stores a batch in one transaction and returns after the commit,
+// which DuckDB makes durable in its write-ahead log. Rows already stored
+// (or repeated within the batch) are skipped, so a retried or replayed
+// batch is harmless.
 func (s *Store) Write(ctx context.Context, b *pipeline.Batch) error {
 	if s.readOnly {
 		return fmt.Errorf("write to %q: store opened read-only", s.path)
@@ -80,6 +81,10 @@ func (s *Store) Write(ctx context.Context, b *pipeline.Batch) error {
 	return nil
 }
 
+// write looks up which exchanges are stored, then appends the new
+// exchanges and bodies straight into their tables with the Appender and
+// merges the staged annotations and quarantine rows, all in one
+// transaction of the writer connection.
 func (w *writer) write(ctx context.Context, b *pipeline.Batch) (err error) {
 	defer func() {
 		for _, stmt := range w.clear {
@@ -88,48 +93,157 @@ func (w *writer) write(ctx context.Context, b *pipeline.Batch) (err error) {
 			}
 		}
 	}()
-	if err := w.stage(ctx, b); err != nil {
+	storedX, storedB, err := w.stored(ctx, b)
+	if err != nil {
 		return err
 	}
-	tx, err := w.conn.BeginTx(ctx, nil)
-	if err != nil {
+	if _, err := w.conn.ExecContext(ctx, "BEGIN TRANSACTION"); err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
+	if err := w.appendBatch(ctx, b, storedX, storedB); err != nil {
+		return errors.Join(err, w.rollback())
+	}
 	for _, stmt := range w.merge {
-		if _, err := tx.ExecContext(ctx, stmt); err != nil {
-			return errors.Join(fmt.Errorf("merge staged rows: %w", err), tx.Rollback())
+		if _, err := w.conn.ExecContext(ctx, stmt); err != nil {
+			return errors.Join(fmt.Errorf("merge staged rows: %w", err), w.rollback())
 		}
 	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", err)
+	if _, err := w.conn.ExecContext(ctx, "COMMIT"); err != nil {
+		return errors.Join(fmt.Errorf("commit: %w", err), w.rollback())
 	}
 	return nil
 }
 
-// stage appends the batch to the staging tables.
-func (w *writer) stage(ctx context.Context, b *pipeline.Batch) error {
+func (w *writer) rollback() error {
+	if _, err := w.conn.ExecContext(context.Background(), "ROLLBACK"); err != nil {
+		return fmt.Errorf("rollback: %w", err)
+	}
+	return nil
+}
+
+// stored returns the ids of the batch's exchanges that are already in
+// exchanges and in exchange_bodies.
+func (w *writer) stored(ctx context.Context, b *pipeline.Batch) (x, bodies map[string]bool, err error) {
+	x, bodies = map[string]bool{}, map[string]bool{}
+	if len(b.Exchanges) == 0 && len(b.Bodies) == 0 {
+		return x, bodies, nil
+	}
+	err = w.conn.Raw(func(dc any) error {
+		conn, ok := dc.(driver.Conn)
+		if !ok {
+			return fmt.Errorf("unexpected driver connection %T", dc)
+		}
+		a, err := duckdb.NewAppender(conn, "temp", "main", "stage_ids")
+		if err != nil {
+			return fmt.Errorf("appender on stage_ids: %w", err)
+		}
+		for i := range b.Exchanges {
+			if err := a.AppendRow(b.Exchanges[i].ExchangeID, stamp(b.Exchanges[i].TS)); err != nil {
+				return errors.Join(err, a.Close())
+			}
+		}
+		for i := range b.Bodies {
+			if err := a.AppendRow(b.Bodies[i].ExchangeID, stamp(b.Bodies[i].TS)); err != nil {
+				return errors.Join(err, a.Close())
+			}
+		}
+		return a.Close()
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("stage ids: %w", err)
+	}
+	lo, hi := tsRange(b)
+	rows, err := w.conn.QueryContext(ctx, storedSQL, sql.Named("lo", lo), sql.Named("hi", hi))
+	if err != nil {
+		return nil, nil, fmt.Errorf("look up stored exchanges: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var kind, id string
+		if err := rows.Scan(&kind, &id); err != nil {
+			return nil, nil, err
+		}
+		if kind == "x" {
+			x[id] = true
+		} else {
+			bodies[id] = true
+		}
+	}
+	return x, bodies, rows.Err()
+}
+
+// tsRange is the span of the stored ts of a batch's exchanges and bodies.
+func tsRange(b *pipeline.Batch) (lo, hi time.Time) {
+	first := true
+	see := func(t time.Time) {
+		t = stamp(t)
+		if first || t.Before(lo) {
+			lo = t
+		}
+		if first || t.After(hi) {
+			hi = t
+		}
+		first = false
+	}
+	for i := range b.Exchanges {
+		see(b.Exchanges[i].TS)
+	}
+	for i := range b.Bodies {
+		see(b.Bodies[i].TS)
+	}
+	if first {
+		lo, hi = stamp(time.Time{}), stamp(time.Time{})
+	}
+	return lo, hi
+}
+
+// appendBatch appends the new exchanges and bodies to their tables and
+// the annotations and quarantine rows to the staging tables.
+func (w *writer) appendBatch(ctx context.Context, b *pipeline.Batch, storedX, storedB map[string]bool) error {
 	return w.conn.Raw(func(dc any) error {
 		conn, ok := dc.(driver.Conn)
 		if !ok {
 			return fmt.Errorf("unexpected driver connection %T", dc)
 		}
 		if len(b.Exchanges) > 0 {
-			if err := appendRows(conn, "stage_exchanges", len(b.Exchanges), func(i int, row []driver.Value) { exchangeRow(&b.Exchanges[i], row) }, len(schema.ExchangeColumns)); err != nil {
+			if err := appendRows(conn, "", "exchanges", len(b.Exchanges), func(i int, row []driver.Value) bool {
+				e := &b.Exchanges[i]
+				if storedX[e.ExchangeID] {
+					return false
+				}
+				storedX[e.ExchangeID] = true // a repeat within the batch is skipped too
+				exchangeRow(e, row)
+				return true
+			}, len(schema.ExchangeColumns)); err != nil {
 				return err
 			}
 		}
 		if len(b.Bodies) > 0 {
-			if err := appendRows(conn, "stage_bodies", len(b.Bodies), func(i int, row []driver.Value) { bodyRow(&b.Bodies[i], row) }, len(schema.BodyColumns)); err != nil {
+			if err := appendRows(conn, "", "exchange_bodies", len(b.Bodies), func(i int, row []driver.Value) bool {
+				x := &b.Bodies[i]
+				if storedB[x.ExchangeID] {
+					return false
+				}
+				storedB[x.ExchangeID] = true
+				bodyRow(x, row)
+				return true
+			}, len(schema.BodyColumns)); err != nil {
 				return err
 			}
 		}
 		if len(b.Annotations) > 0 {
-			if err := appendRows(conn, "stage_annotations", len(b.Annotations), func(i int, row []driver.Value) { annotationRow(&b.Annotations[i], row) }, len(schema.AnnotationColumns)); err != nil {
+			if err := appendRows(conn, "temp", "stage_annotations", len(b.Annotations), func(i int, row []driver.Value) bool {
+				annotationRow(&b.Annotations[i], row)
+				return true
+			}, len(schema.AnnotationColumns)); err != nil {
 				return err
 			}
 		}
 		if len(b.Quarantine) > 0 {
-			if err := appendRows(conn, "stage_quarantine", len(b.Quarantine), func(i int, row []driver.Value) { quarantineRow(&b.Quarantine[i], row) }, len(schema.QuarantineColumns)); err != nil {
+			if err := appendRows(conn, "temp", "stage_quarantine", len(b.Quarantine), func(i int, row []driver.Value) bool {
+				quarantineRow(&b.Quarantine[i], row)
+				return true
+			}, len(schema.QuarantineColumns)); err != nil {
 				return err
 			}
 		}
@@ -137,14 +251,18 @@ func (w *writer) stage(ctx context.Context, b *pipeline.Batch) error {
 	})
 }
 
-func appendRows(conn driver.Conn, table string, n int, fill func(i int, row []driver.Value), width int) error {
-	a, err := duckdb.NewAppender(conn, "temp", "main", table)
+// appendRows appends the rows fill accepts to catalog.main.table ("" is
+// the database file, "temp" the connection's temporary tables).
+func appendRows(conn driver.Conn, catalog, table string, n int, fill func(i int, row []driver.Value) bool, width int) error {
+	a, err := duckdb.NewAppender(conn, catalog, "main", table)
 	if err != nil {
 		return fmt.Errorf("appender on %s: %w", table, err)
 	}
 	row := make([]driver.Value, width)
 	for i := 0; i < n; i++ {
-		fill(i, row)
+		if !fill(i, row) {
+			continue
+		}
 		if err := a.AppendRow(row...); err != nil {
 			return errors.Join(fmt.Errorf("append to %s: %w", table, err), a.Close())
 		}

@@ -1,0 +1,78 @@
+package chstore
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/ClickHouse/ch-go/compress"
+	chproto "github.com/ClickHouse/ch-go/proto"
+
+	"github.com/mcplens/mcplens/classify"
+	"github.com/mcplens/mcplens/schema"
+)
+
+// benchRows makes n exchange records shaped like real traffic.
+func benchRows(n int) []schema.Exchange {
+	out := make([]schema.Exchange, n)
+	start := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
+	for i := range out {
+		e := &out[i]
+		ts := start.Add(time.Duration(i) * 10 * time.Millisecond)
+		*e = schema.Exchange{
+			ExchangeID: fmt.Sprintf("x-%016x", i*2654435761), RequestEventID: fmt.Sprintf("e-%d", i), ResponseEventID: fmt.Sprintf("e-%d-r", i),
+			TS: ts, EndTS: ts.Add(20 * time.Millisecond), DurationMS: float64(5 + i%300), Source: "gateway", Sources: []string{"gateway"},
+			Observer: "gw-1", Server: fmt.Sprintf("srv-%02d", i%40), URL: "https://mcp.example/mcp", ClientName: "claude-code",
+			ClientVersion: "1.0", SessionID: fmt.Sprintf("s-%d", i/50), HTTPMethod: "POST", HTTPStatus: 200, RequestBytes: 180, ResponseBytes: 420,
+			Attempt: 1, ChainID: fmt.Sprintf("x-%016x", i*2654435761), RetryOrigin: "none",
+		}
+		e.Result = classify.Result{
+			Layer: classify.LayerApplication, Outcome: classify.ToolSuccess, RetryAdvice: classify.AdviceNone, OutcomeKnown: true,
+			SideEffectRisk: classify.RiskPossible, Rule: "json-result", JSONRPCID: fmt.Sprint(i), Method: "tools/call",
+			ToolName: fmt.Sprintf("tool-%d", i%12), ParamsHash: fmt.Sprintf("%016x", i%5000), ContentType: "application/json",
+			Transport: classify.TransportJSON,
+		}
+		if i%10 == 0 {
+			e.Outcome, e.Layer, e.ErrorClass, e.JSONRPCCode, e.ErrorMessage = classify.JSONRPCError, classify.LayerProtocol, "INVALID_PARAMS", classify.Int(-32602), "Invalid params"
+		}
+	}
+	return out
+}
+
+// BenchmarkEncodeExchanges measures what the sink does per batch without
+// a server: encode 10,000 exchanges into columns, append them to the
+// native block of the DDL's column types (as Batch.Column(i).Append does)
+// and serialize the block in the native protocol; /lz4 also compresses it
+// as the connection does.
+func BenchmarkEncodeExchanges(b *testing.B) {
+	rows := benchRows(10_000)
+	types := ddlTypes(b, "exchanges")
+	for _, lz4 := range []bool{false, true} {
+		name := "native"
+		if lz4 {
+			name = "native+lz4"
+		}
+		b.Run(name, func(b *testing.B) {
+			var buf chproto.Buffer
+			w := compress.NewWriter(compress.LevelZero, compress.LZ4)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				blk := blockOf(b, "exchanges", types, schema.ExchangeColumns)
+				cols, _ := exchangeColumns(rows)
+				appendColumns(b, blk, cols)
+				buf.Reset()
+				if err := blk.Encode(&buf, 54460); err != nil {
+					b.Fatal(err)
+				}
+				if lz4 {
+					if err := w.Compress(buf.Buf); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(len(rows)*b.N)/b.Elapsed().Seconds(), "rows/s")
+			b.ReportMetric(float64(len(buf.Buf))/float64(len(rows)), "bytes/row")
+		})
+	}
+}

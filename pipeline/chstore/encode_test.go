@@ -1,0 +1,236 @@
+package chstore
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	chproto "github.com/ClickHouse/ch-go/proto"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/column"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/proto"
+
+	"github.com/mcplens/mcplens/classify"
+	"github.com/mcplens/mcplens/pipeline"
+	"github.com/mcplens/mcplens/schema"
+)
+
+const ddlPath = "../../schema/testdata/clickhouse_single.sql"
+
+var ddlColumn = regexp.MustCompile(`^ {4}([a-z_0-9]+)\s+(.+?)(?:\s+CODEC\(.*\))?,?$`)
+
+// ddlTypes reads the ClickHouse type of every column of a table from the
+// rendered DDL, the types the server would announce for an INSERT.
+func ddlTypes(t testing.TB, table string) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(ddlPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	in := false
+	for _, line := range strings.Split(string(b), "\n") {
+		switch {
+		case strings.HasPrefix(line, "CREATE TABLE IF NOT EXISTS mcplens."+table+" ") || line == "CREATE TABLE IF NOT EXISTS mcplens."+table:
+			in = true
+		case in && strings.HasPrefix(line, ")"):
+			return out
+		case in:
+			if m := ddlColumn.FindStringSubmatch(line); m != nil {
+				out[m[1]] = m[2]
+			}
+		}
+	}
+	t.Fatalf("table %s not in %s", table, ddlPath)
+	return nil
+}
+
+// newBlock is an INSERT block of the table's columns, as the driver
+// builds it from the server's answer to the INSERT.
+func newBlock(t testing.TB, table string, cols []string) *proto.Block {
+	return blockOf(t, table, ddlTypes(t, table), cols)
+}
+
+func blockOf(t testing.TB, table string, types map[string]string, cols []string) *proto.Block {
+	b := proto.NewBlock()
+	for _, c := range cols {
+		typ, ok := types[c]
+		if !ok {
+			t.Fatalf("%s.%s: no type in the DDL", table, c)
+		}
+		if err := b.AddColumn(c, column.Type(typ)); err != nil {
+			t.Fatalf("%s.%s %s: %v", table, c, typ, err)
+		}
+	}
+	return b
+}
+
+// appendColumns appends encoded columns to a block, as Batch.Column(i).Append does.
+func appendColumns(t testing.TB, b *proto.Block, data []any) {
+	for i, d := range data {
+		if _, err := b.Columns[i].Append(d); err != nil {
+			t.Fatalf("column %s (%s): %v", b.Columns[i].Name(), b.Columns[i].Type(), err)
+		}
+	}
+}
+
+// roundTrip encodes a block in the native format and decodes it again.
+func roundTrip(t *testing.T, b *proto.Block) *proto.Block {
+	var buf chproto.Buffer
+	if err := b.Encode(&buf, 54460); err != nil {
+		t.Fatal(err)
+	}
+	out := proto.NewBlock()
+	if err := out.Decode(chproto.NewReader(bytes.NewReader(buf.Buf)), 54460); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func loadCorpusBatch(t testing.TB) *pipeline.Batch {
+	f, err := os.Open("../../testdata/conformance/corpus.ndjson")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	b := &pipeline.Batch{Token: "corpus"}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		var l struct {
+			Table string          `json:"table"`
+			Row   json.RawMessage `json:"row"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatal(err)
+		}
+		switch l.Table {
+		case "exchanges":
+			var e schema.Exchange
+			err = json.Unmarshal(l.Row, &e)
+			b.Exchanges = append(b.Exchanges, e)
+		case "exchange_bodies":
+			var x schema.Body
+			err = json.Unmarshal(l.Row, &x)
+			b.Bodies = append(b.Bodies, x)
+		case "tool_annotations":
+			var x schema.ToolAnnotation
+			err = json.Unmarshal(l.Row, &x)
+			b.Annotations = append(b.Annotations, x)
+		case "quarantine":
+			var x struct {
+				TS       time.Time `json:"ts"`
+				Position string    `json:"position"`
+				Reason   string    `json:"reason"`
+				Raw      string    `json:"raw"`
+			}
+			err = json.Unmarshal(l.Row, &x)
+			b.Quarantine = append(b.Quarantine, schema.Quarantined{TS: x.TS, Position: x.Position, Reason: x.Reason, Raw: []byte(x.Raw)})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return b
+}
+
+// TestEncodeRoundTrip encodes the conformance corpus into native blocks of
+// the DDL's column types, decodes them, and gets every value back.
+func TestEncodeRoundTrip(t *testing.T) {
+	corpus := loadCorpusBatch(t)
+
+	cols, unknown := exchangeColumns(corpus.Exchanges)
+	if unknown != 0 {
+		t.Errorf("%d enum values of the corpus unknown to the DDL", unknown)
+	}
+	blk := newBlock(t, "exchanges", schema.ExchangeColumns)
+	appendColumns(t, blk, cols)
+	got := roundTrip(t, blk)
+	if got.Rows() != len(corpus.Exchanges) {
+		t.Fatalf("decoded %d rows, want %d", got.Rows(), len(corpus.Exchanges))
+	}
+	byName := map[string]column.Interface{}
+	for _, c := range got.Columns {
+		byName[c.Name()] = c
+	}
+	for i, e := range corpus.Exchanges {
+		check := func(col string, want any) {
+			t.Helper()
+			v := byName[col].Row(i, false)
+			if p := reflect.ValueOf(v); p.Kind() == reflect.Pointer {
+				if p.IsNil() {
+					v = nil
+				} else {
+					v = p.Elem().Interface()
+				}
+			}
+			if tv, ok := v.(time.Time); ok {
+				v = tv.UTC()
+			}
+			if !reflect.DeepEqual(v, want) {
+				t.Errorf("row %d %s = %#v, want %#v", i, col, v, want)
+			}
+		}
+		nullInt := func(n classify.NullInt) any {
+			if !n.Valid {
+				return nil
+			}
+			return n.V
+		}
+		check("exchange_id", e.ExchangeID)
+		check("ts", stamp(e.TS))
+		check("duration_ms", e.DurationMS)
+		check("source", e.Source)
+		check("sources", e.Sources)
+		check("http_status", uint16(e.HTTPStatus))
+		check("outcome", string(e.Outcome))
+		check("jsonrpc_code", nullInt(e.JSONRPCCode))
+		check("retry_after_s", nullInt(e.RetryAfterS))
+		check("retry_advice", string(e.RetryAdvice))
+		check("side_effect_risk", string(e.SideEffectRisk))
+		check("transport", string(e.Transport))
+		check("unknown_side_effect_retry", e.UnknownSideEffectRetry)
+		check("no_response_reason", e.NoResponseReason)
+		check("attempt", uint32(e.Attempt))
+	}
+
+	blk = newBlock(t, "exchange_bodies", schema.BodyColumns)
+	appendColumns(t, blk, bodyColumns(corpus.Bodies))
+	got = roundTrip(t, blk)
+	for i, b := range corpus.Bodies {
+		if h := got.Columns[3].Row(i, false).(map[string]string); !reflect.DeepEqual(h, headers(b.ResponseHeaders)) {
+			t.Errorf("body %d response headers %v, want %v", i, h, b.ResponseHeaders)
+		}
+		if s := got.Columns[5].Row(i, false).(string); s != b.ResponseBody {
+			t.Errorf("body %d response body differs", i)
+		}
+	}
+
+	blk = newBlock(t, "tool_annotations", schema.AnnotationColumns)
+	appendColumns(t, blk, annotationColumns(corpus.Annotations))
+	if roundTrip(t, blk).Rows() != len(corpus.Annotations) {
+		t.Error("annotations lost rows")
+	}
+	blk = newBlock(t, "quarantine", schema.QuarantineColumns)
+	appendColumns(t, blk, quarantineColumns(corpus.Quarantine))
+	if got := roundTrip(t, blk); got.Columns[3].Row(0, false).(string) != string(corpus.Quarantine[0].Raw) {
+		t.Error("quarantine raw line differs")
+	}
+}
+
+func TestUnknownEnumStoredEmpty(t *testing.T) {
+	e := schema.Exchange{Source: "sidecar"}
+	e.RetryAdvice = "ASK_LATER"
+	e.Transport = classify.TransportSSE
+	cols, unknown := exchangeColumns([]schema.Exchange{e})
+	if unknown != 2 || cols[6].([]string)[0] != "" || cols[29].([]string)[0] != "" || cols[39].([]string)[0] != "sse" {
+		t.Errorf("unknown=%d source=%q advice=%q transport=%q", unknown, cols[6].([]string)[0], cols[29].([]string)[0], cols[39].([]string)[0])
+	}
+	blk := newBlock(t, "exchanges", schema.ExchangeColumns)
+	appendColumns(t, blk, cols)
+}

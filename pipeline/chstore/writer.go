@@ -1,0 +1,166 @@
+package chstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/mcplens/mcplens/pipeline"
+	"github.com/mcplens/mcplens/schema"
+)
+
+// Write stores a batch: one columnar INSERT per table (several when a
+// table has more than MaxInsertRows rows), in the order exchanges,
+// bodies, annotations, quarantine. Each INSERT carries the deduplication
+// token "<batch token>:<table>:<part>", so a batch the pipeline retries
+// after a failure half way (or after an unacknowledged commit) is not
+// stored twice. Write returns nil only after every INSERT was committed.
+func (s *Store) Write(ctx context.Context, b *pipeline.Batch) error {
+	start := time.Now()
+	if len(b.Exchanges) > 0 {
+		if err := s.writeTable(ctx, b.Token, "exchanges", schema.ExchangeColumns, len(b.Exchanges), func(lo, hi int) []any {
+			cols, unknown := exchangeColumns(b.Exchanges[lo:hi])
+			if unknown > 0 {
+				s.log.Warn().Int("values", unknown).Msg("enum values unknown to the schema stored as ''; a newer classifier needs a migration")
+			}
+			return cols
+		}); err != nil {
+			return err
+		}
+	}
+	if len(b.Bodies) > 0 {
+		if err := s.writeTable(ctx, b.Token, "exchange_bodies", schema.BodyColumns, len(b.Bodies), func(lo, hi int) []any { return bodyColumns(b.Bodies[lo:hi]) }); err != nil {
+			return err
+		}
+	}
+	if len(b.Annotations) > 0 {
+		if err := s.writeTable(ctx, b.Token, "tool_annotations", schema.AnnotationColumns, len(b.Annotations), func(lo, hi int) []any { return annotationColumns(b.Annotations[lo:hi]) }); err != nil {
+			return err
+		}
+	}
+	if len(b.Quarantine) > 0 {
+		if err := s.writeTable(ctx, b.Token, "quarantine", schema.QuarantineColumns, len(b.Quarantine), func(lo, hi int) []any { return quarantineColumns(b.Quarantine[lo:hi]) }); err != nil {
+			return err
+		}
+	}
+	s.log.Debug().Int("rows", b.Len()).Dur("took", time.Since(start)).Msg("batch stored in clickhouse")
+	return nil
+}
+
+func (s *Store) writeTable(ctx context.Context, token, table string, cols []string, n int, encode func(lo, hi int) []any) error {
+	for part, lo := 0, 0; lo < n; part, lo = part+1, lo+s.cfg.MaxInsertRows {
+		hi := min(lo+s.cfg.MaxInsertRows, n)
+		tok := ""
+		if token != "" {
+			tok = token + ":" + table + ":" + strconv.Itoa(part)
+		}
+		if err := s.insertWithRetry(ctx, table, cols, encode(lo, hi), tok); err != nil {
+			return fmt.Errorf("insert %d rows into %s: %w", hi-lo, table, err)
+		}
+		s.m.rows.WithLabelValues(table).Add(float64(hi - lo))
+	}
+	return nil
+}
+
+// insertWithRetry repeats an insert that failed with a transient error,
+// with exponential backoff and jitter, up to RetryAttempts times.
+func (s *Store) insertWithRetry(ctx context.Context, table string, cols []string, data []any, token string) error {
+	start := time.Now()
+	defer func() { s.m.seconds.Observe(time.Since(start).Seconds()) }()
+	backoff := s.cfg.RetryMin
+	for attempt := 1; ; attempt++ {
+		err := s.insert(ctx, table, cols, data, token)
+		if err == nil {
+			return nil
+		}
+		if !Transient(err) {
+			s.m.failures.WithLabelValues("permanent").Inc()
+			return err
+		}
+		if attempt >= s.cfg.RetryAttempts {
+			s.m.failures.WithLabelValues("transient").Inc()
+			return fmt.Errorf("after %d attempts: %w", attempt, err)
+		}
+		wait := backoff/2 + rand.N(backoff/2+1)
+		s.log.Warn().Err(err).Str("table", table).Int("attempt", attempt).Dur("retry_in", wait).Msg("clickhouse insert failed; retrying")
+		s.m.retries.Inc()
+		if err := s.sleep(ctx, wait); err != nil {
+			return err
+		}
+		backoff = min(backoff*2, s.cfg.RetryMax)
+	}
+}
+
+// nativeInsert sends one columnar INSERT over the native protocol.
+func (s *Store) nativeInsert(ctx context.Context, table string, cols []string, data []any, token string) error {
+	settings := clickhouse.Settings{}
+	if token != "" {
+		settings["insert_deduplication_token"] = token
+	}
+	if s.cfg.Cluster != "" {
+		// Acknowledge only when the shards have the rows.
+		settings["insert_distributed_sync"] = 1
+	}
+	ctx = clickhouse.Context(ctx, clickhouse.WithSettings(settings))
+	batch, err := s.conn.PrepareBatch(ctx, "INSERT INTO "+table+" ("+strings.Join(cols, ", ")+")", driver.WithReleaseConnection())
+	if err != nil {
+		return fmt.Errorf("prepare: %w", err)
+	}
+	for i, col := range data {
+		if err := batch.Column(i).Append(col); err != nil {
+			return errors.Join(fmt.Errorf("append column %s: %w", cols[i], err), batch.Abort())
+		}
+	}
+	if err := batch.Send(); err != nil {
+		return fmt.Errorf("send: %w", err)
+	}
+	return nil
+}
+
+// transientCodes are ClickHouse error codes after which the same insert
+// may succeed.
+var transientCodes = map[int32]bool{
+	3:   true, // UNEXPECTED_END_OF_FILE
+	32:  true, // ATTEMPT_TO_READ_AFTER_EOF
+	159: true, // TIMEOUT_EXCEEDED
+	202: true, // TOO_MANY_SIMULTANEOUS_QUERIES
+	203: true, // NO_FREE_CONNECTION
+	209: true, // SOCKET_TIMEOUT
+	210: true, // NETWORK_ERROR
+	236: true, // ABORTED
+	241: true, // MEMORY_LIMIT_EXCEEDED
+	242: true, // TABLE_IS_READ_ONLY (replica lost Keeper for a while)
+	252: true, // TOO_MANY_PARTS
+	279: true, // ALL_CONNECTION_TRIES_FAILED
+	285: true, // TOO_FEW_LIVE_REPLICAS
+	319: true, // UNKNOWN_STATUS_OF_INSERT
+	439: true, // CANNOT_SCHEDULE_TASK
+	999: true, // KEEPER_EXCEPTION
+}
+
+// Transient reports whether an insert error may go away on its own
+// (network trouble, server overload); other errors (bad SQL, types,
+// permissions) are returned at once.
+func Transient(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var ex *clickhouse.Exception
+	if errors.As(err, &ex) {
+		return transientCodes[ex.Code]
+	}
+	var ne net.Error
+	return errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, clickhouse.ErrAcquireConnTimeout)
+}

@@ -1,0 +1,208 @@
+package chstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/rs/zerolog"
+
+	"github.com/mcplens/mcplens/pipeline"
+)
+
+type call struct {
+	table, token string
+	rows         int
+}
+
+// recorder stands in for the server's INSERT (no server runs in these
+// tests): it records each insert and fails the first ones as told.
+type recorder struct {
+	calls []call
+	fail  []error
+}
+
+func (r *recorder) insert(_ context.Context, table string, cols []string, data []any, token string) error {
+	if len(cols) != len(data) {
+		return fmt.Errorf("%d columns, %d slices", len(cols), len(data))
+	}
+	if len(r.fail) > 0 {
+		err := r.fail[0]
+		r.fail = r.fail[1:]
+		return err
+	}
+	r.calls = append(r.calls, call{table, token, reflectLen(data[0])})
+	return nil
+}
+
+func reflectLen(v any) int {
+	switch x := v.(type) {
+	case []string:
+		return len(x)
+	case []time.Time:
+		return len(x)
+	}
+	return -1
+}
+
+func testStore(t *testing.T, r *recorder, reg prometheus.Registerer) *Store {
+	cfg := DefaultConfig()
+	cfg.MaxInsertRows = 50
+	s := newStore(cfg, "mcplens", zerolog.Nop(), reg)
+	s.insert = r.insert
+	s.sleep = func(ctx context.Context, _ time.Duration) error { return ctx.Err() }
+	return s
+}
+
+func TestWriteSplitsAndTokens(t *testing.T) {
+	r := &recorder{}
+	reg := prometheus.NewRegistry()
+	s := testStore(t, r, reg)
+	corpus := loadCorpusBatch(t)
+	corpus.Token = "tok"
+	if err := s.Write(context.Background(), corpus); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range r.calls {
+		got = append(got, fmt.Sprintf("%s=%d", c.token, c.rows))
+	}
+	want := []string{
+		"tok:exchanges:0=50", "tok:exchanges:1=50", "tok:exchanges:2=24",
+		"tok:exchange_bodies:0=50", "tok:exchange_bodies:1=50", "tok:exchange_bodies:2=24",
+		"tok:tool_annotations:0=8", "tok:quarantine:0=13",
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("inserts:\n got %v\nwant %v", got, want)
+	}
+	if n := counter(s.m.rows.WithLabelValues("exchanges")); n != 124 {
+		t.Errorf("exchanges counted %v", n)
+	}
+}
+
+func TestWriteRetriesTransient(t *testing.T) {
+	r := &recorder{fail: []error{
+		&net.OpError{Op: "write", Err: syscall.ECONNRESET},
+		&clickhouse.Exception{Code: 252, Message: "Too many parts"},
+	}}
+	s := testStore(t, r, nil)
+	b := &pipeline.Batch{Token: "t", Quarantine: loadCorpusBatch(t).Quarantine}
+	if err := s.Write(context.Background(), b); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.calls) != 1 || r.calls[0].token != "t:quarantine:0" || counter(s.m.retries) != 2 {
+		t.Errorf("calls %+v, retries %v", r.calls, counter(s.m.retries))
+	}
+}
+
+func TestWriteGivesUp(t *testing.T) {
+	b := &pipeline.Batch{Token: "t", Quarantine: loadCorpusBatch(t).Quarantine}
+	perm := &recorder{fail: []error{&clickhouse.Exception{Code: 60, Message: "Unknown table"}}}
+	s := testStore(t, perm, nil)
+	if err := s.Write(context.Background(), b); err == nil || len(perm.fail) != 0 || counter(s.m.retries) != 0 {
+		t.Errorf("permanent error: %v, retries %v", err, counter(s.m.retries))
+	}
+	var many []error
+	for i := 0; i < 10; i++ {
+		many = append(many, io.ErrUnexpectedEOF)
+	}
+	tr := &recorder{fail: many}
+	s = testStore(t, tr, nil)
+	err := s.Write(context.Background(), b)
+	if err == nil || !strings.Contains(err.Error(), "after 5 attempts") || len(tr.fail) != 5 {
+		t.Errorf("transient error: %v, %d failures left", err, len(tr.fail))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	s = testStore(t, &recorder{fail: []error{io.EOF}}, nil)
+	if err := s.Write(ctx, b); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled during backoff: %v", err)
+	}
+}
+
+func TestTransient(t *testing.T) {
+	f := func(err error, want bool) {
+		t.Helper()
+		if got := Transient(err); got != want {
+			t.Errorf("Transient(%v) = %v, want %v", err, got, want)
+		}
+	}
+	f(nil, false)
+	f(context.Canceled, false)
+	f(fmt.Errorf("send: %w", io.EOF), true)
+	f(&net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}, true)
+	f(fmt.Errorf("x: %w", &clickhouse.Exception{Code: 241}), true)
+	f(&clickhouse.Exception{Code: 62, Message: "Syntax error"}, false)
+	f(&clickhouse.Exception{Code: 53, Message: "Type mismatch"}, false)
+	f(errors.New("clickhouse [AppendRow]: converting string to Int64 is unsupported"), false)
+}
+
+func TestConfigOptions(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.User, cfg.Password = "ingest", "s3cret"
+	o, err := cfg.options("clickhouse://default:old@ch-1:9440,ch-2:9440/analytics?secure=true&dial_timeout=3s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Auth.Username != "ingest" || o.Auth.Password != "s3cret" || o.Auth.Database != "analytics" || o.TLS == nil ||
+		len(o.Addr) != 2 || o.Compression == nil || o.Compression.Method != clickhouse.CompressionLZ4 {
+		t.Errorf("options: %+v", o)
+	}
+	def := DefaultConfig()
+	o, err = def.options("clickhouse://localhost:9000")
+	if err != nil || o.Auth.Database != "mcplens" || o.TLS != nil {
+		t.Errorf("defaults: %+v %v", o, err)
+	}
+	for _, bad := range []string{"http://localhost:8123", "duckdb:/x", "clickhouse://localhost:9000/db?dial_timeout=forever"} {
+		if _, err := ParseURL(bad); err == nil {
+			t.Errorf("ParseURL(%q) succeeded", bad)
+		}
+	}
+	if got := redact("clickhouse://u:pw@h:9000/db"); got != "clickhouse://u:xxxxx@h:9000/db" {
+		t.Errorf("redact = %q", got)
+	}
+
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	os.WriteFile(ca, []byte("not a certificate"), 0o600)
+	cfg = DefaultConfig()
+	cfg.CAFile = ca
+	if _, err := cfg.options("clickhouse://localhost:9000"); err == nil {
+		t.Error("a CA file without a certificate was accepted")
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	c := DefaultConfig()
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	c.MaxInsertRows, c.RetryAttempts, c.RetryMin, c.CAFile = 0, 0, 10*time.Second, "/no/such/file"
+	err := c.Validate()
+	for _, want := range []string{"max-insert-rows", "retry-attempts", "backoff", "ca-file"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Validate() = %v, want it to name %s", err, want)
+		}
+	}
+}
+
+// counter reads a counter's value.
+func counter(c prometheus.Collector) float64 {
+	ch := make(chan prometheus.Metric, 1)
+	c.Collect(ch)
+	var m dto.Metric
+	if err := (<-ch).Write(&m); err != nil {
+		return -1
+	}
+	return m.GetCounter().GetValue()
+}

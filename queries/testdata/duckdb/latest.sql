@@ -1,0 +1,3 @@
+SELECT max(ts) AS latest
+FROM exchanges
+HAVING count(*) > 0

@@ -1,0 +1,125 @@
+-- migration schema_migrations
+CREATE TABLE IF NOT EXISTS mcplens.schema_migrations
+(
+    version    UInt32,
+    name       String,
+    checksum   String,
+    applied_at DateTime64(3, 'UTC')
+)
+ENGINE = ReplacingMergeTree(applied_at)
+ORDER BY version;
+
+-- migration exchanges
+CREATE TABLE IF NOT EXISTS mcplens.exchanges
+(
+    exchange_id               String CODEC(ZSTD(1)),
+    request_event_id          String CODEC(ZSTD(1)),
+    response_event_id         String CODEC(ZSTD(1)),
+    ts                        DateTime64(3, 'UTC') CODEC(Delta(8), ZSTD(1)),
+    end_ts                    DateTime64(3, 'UTC') CODEC(Delta(8), ZSTD(1)),
+    duration_ms               Float64 CODEC(ZSTD(1)),
+    source                    Enum8('' = 0, 'gateway' = 1, 'client' = 2, 'server' = 3),
+    sources                   Array(LowCardinality(String)),
+    one_sided                 Bool,
+    observer                  LowCardinality(String),
+    server                    LowCardinality(String),
+    url                       String CODEC(ZSTD(1)),
+    client_name               LowCardinality(String),
+    client_version            LowCardinality(String),
+    session_id                String CODEC(ZSTD(1)),
+    http_method               LowCardinality(String),
+    http_status               UInt16 CODEC(T64, ZSTD(1)),
+    request_bytes             UInt32 CODEC(T64, ZSTD(1)),
+    response_bytes            UInt32 CODEC(T64, ZSTD(1)),
+    body_truncated            Bool,
+    transport_error           LowCardinality(String),
+    stream_close_reason       LowCardinality(String),
+    idempotency_key           String CODEC(ZSTD(1)),
+    layer                     LowCardinality(String),
+    outcome                   LowCardinality(String),
+    error_class               LowCardinality(String),
+    jsonrpc_code              Nullable(Int64),
+    error_message             String CODEC(ZSTD(3)),
+    retry_after_s             Nullable(Int64),
+    retry_advice              Enum8('' = 0, 'NONE' = 1, 'RETRY_AFTER' = 2, 'RETRY_IF_SAFE' = 3, 'FIX_REQUEST' = 4, 'REAUTHENTICATE' = 5, 'REINITIALIZE' = 6, 'DO_NOT_RETRY_BLINDLY' = 7, 'CONTINUE_INPUT' = 8),
+    outcome_known             Bool,
+    side_effect_risk          Enum8('' = 0, 'none' = 1, 'possible' = 2, 'unknown' = 3),
+    rule                      LowCardinality(String),
+    jsonrpc_id                String CODEC(ZSTD(1)),
+    method                    LowCardinality(String),
+    tool_name                 LowCardinality(String),
+    params_hash               String CODEC(ZSTD(1)),
+    protocol_version          LowCardinality(String),
+    content_type              LowCardinality(String),
+    transport                 Enum8('' = 0, 'json' = 1, 'sse' = 2, 'empty' = 3, 'none' = 4),
+    sse_events                UInt32 CODEC(T64, ZSTD(1)),
+    batch                     UInt32 CODEC(T64, ZSTD(1)),
+    notification              Bool,
+    continuation              Bool,
+    attempt                   UInt32 CODEC(T64, ZSTD(1)),
+    retry_of                  String CODEC(ZSTD(1)),
+    retry_origin              LowCardinality(String),
+    chain_id                  String CODEC(ZSTD(1)),
+    unknown_side_effect_retry Bool,
+    continues                 String CODEC(ZSTD(1)),
+    client_outcome            LowCardinality(String),
+    client_disagrees          Bool,
+    no_response_reason        LowCardinality(String),
+    INDEX idx_exchange_id exchange_id TYPE bloom_filter(0.001) GRANULARITY 1,
+    INDEX idx_session_id session_id TYPE bloom_filter(0.01) GRANULARITY 1,
+    INDEX idx_chain_id chain_id TYPE bloom_filter(0.01) GRANULARITY 1,
+    INDEX idx_error_message lowerUTF8(error_message) TYPE ngrambf_v1(3, 4096, 2, 0) GRANULARITY 1
+)
+ENGINE = ReplacingMergeTree()
+PARTITION BY toDate(ts)
+ORDER BY (toStartOfHour(ts), server, ts, exchange_id)
+TTL toDateTime(ts) + INTERVAL 2592000 SECOND
+SETTINGS index_granularity = 8192, ttl_only_drop_parts = 1, non_replicated_deduplication_window = 1000;
+
+-- migration exchange_bodies
+CREATE TABLE IF NOT EXISTS mcplens.exchange_bodies
+(
+    exchange_id      String CODEC(ZSTD(1)),
+    ts               DateTime64(3, 'UTC') CODEC(Delta(8), ZSTD(1)),
+    request_headers  Map(LowCardinality(String), String) CODEC(ZSTD(3)),
+    response_headers Map(LowCardinality(String), String) CODEC(ZSTD(3)),
+    request_body     String CODEC(ZSTD(3)),
+    response_body    String CODEC(ZSTD(3)),
+    truncated        Bool,
+    INDEX idx_exchange_id exchange_id TYPE bloom_filter(0.001) GRANULARITY 1
+)
+ENGINE = ReplacingMergeTree()
+PARTITION BY toDate(ts)
+ORDER BY (ts, exchange_id)
+TTL toDateTime(ts) + INTERVAL 604800 SECOND
+SETTINGS index_granularity = 8192, ttl_only_drop_parts = 1, non_replicated_deduplication_window = 1000;
+
+-- migration tool_annotations
+CREATE TABLE IF NOT EXISTS mcplens.tool_annotations
+(
+    server      LowCardinality(String),
+    tool        LowCardinality(String),
+    read_only   Bool,
+    destructive Bool,
+    idempotent  Bool,
+    open_world  Bool,
+    seen_at     DateTime64(3, 'UTC')
+)
+ENGINE = ReplacingMergeTree(seen_at)
+ORDER BY (server, tool)
+SETTINGS index_granularity = 8192, non_replicated_deduplication_window = 1000;
+
+-- migration quarantine
+CREATE TABLE IF NOT EXISTS mcplens.quarantine
+(
+    ts       DateTime64(3, 'UTC') CODEC(Delta(8), ZSTD(1)),
+    position String CODEC(ZSTD(1)),
+    reason   LowCardinality(String),
+    raw      String CODEC(ZSTD(3))
+)
+ENGINE = ReplacingMergeTree()
+PARTITION BY toYYYYMM(ts)
+ORDER BY position
+TTL toDateTime(ts) + INTERVAL 2592000 SECOND
+SETTINGS index_granularity = 8192, non_replicated_deduplication_window = 1000;
+

@@ -1,0 +1,96 @@
+-- migration schema_migrations
+CREATE TABLE IF NOT EXISTS schema_migrations (
+    version    INTEGER PRIMARY KEY,
+    name       VARCHAR NOT NULL,
+    checksum   VARCHAR NOT NULL,
+    applied_at TIMESTAMP NOT NULL
+);
+
+-- migration exchanges
+CREATE TABLE IF NOT EXISTS exchanges (
+    exchange_id               VARCHAR NOT NULL,
+    request_event_id          VARCHAR NOT NULL,
+    response_event_id         VARCHAR NOT NULL,
+    ts                        TIMESTAMP NOT NULL,
+    end_ts                    TIMESTAMP NOT NULL,
+    duration_ms               DOUBLE NOT NULL,
+    source                    VARCHAR NOT NULL,
+    sources                   VARCHAR[] NOT NULL,
+    one_sided                 BOOLEAN NOT NULL,
+    observer                  VARCHAR NOT NULL,
+    server                    VARCHAR NOT NULL,
+    url                       VARCHAR NOT NULL,
+    client_name               VARCHAR NOT NULL,
+    client_version            VARCHAR NOT NULL,
+    session_id                VARCHAR NOT NULL,
+    http_method               VARCHAR NOT NULL,
+    http_status               INTEGER NOT NULL,
+    request_bytes             BIGINT NOT NULL,
+    response_bytes            BIGINT NOT NULL,
+    body_truncated            BOOLEAN NOT NULL,
+    transport_error           VARCHAR NOT NULL,
+    stream_close_reason       VARCHAR NOT NULL,
+    idempotency_key           VARCHAR NOT NULL,
+    layer                     VARCHAR NOT NULL,
+    outcome                   VARCHAR NOT NULL,
+    error_class               VARCHAR NOT NULL,
+    jsonrpc_code              BIGINT,
+    error_message             VARCHAR NOT NULL,
+    retry_after_s             BIGINT,
+    retry_advice              VARCHAR NOT NULL,
+    outcome_known             BOOLEAN NOT NULL,
+    side_effect_risk          VARCHAR NOT NULL,
+    rule                      VARCHAR NOT NULL,
+    jsonrpc_id                VARCHAR NOT NULL,
+    method                    VARCHAR NOT NULL,
+    tool_name                 VARCHAR NOT NULL,
+    params_hash               VARCHAR NOT NULL,
+    protocol_version          VARCHAR NOT NULL,
+    content_type              VARCHAR NOT NULL,
+    transport                 VARCHAR NOT NULL,
+    sse_events                INTEGER NOT NULL,
+    batch                     INTEGER NOT NULL,
+    notification              BOOLEAN NOT NULL,
+    continuation              BOOLEAN NOT NULL,
+    attempt                   INTEGER NOT NULL,
+    retry_of                  VARCHAR NOT NULL,
+    retry_origin              VARCHAR NOT NULL,
+    chain_id                  VARCHAR NOT NULL,
+    unknown_side_effect_retry BOOLEAN NOT NULL,
+    continues                 VARCHAR NOT NULL,
+    client_outcome            VARCHAR NOT NULL,
+    client_disagrees          BOOLEAN NOT NULL,
+    no_response_reason        VARCHAR NOT NULL
+);
+
+-- migration exchange_bodies
+CREATE TABLE IF NOT EXISTS exchange_bodies (
+    exchange_id      VARCHAR NOT NULL,
+    ts               TIMESTAMP NOT NULL,
+    request_headers  JSON NOT NULL,
+    response_headers JSON NOT NULL,
+    request_body     VARCHAR NOT NULL,
+    response_body    VARCHAR NOT NULL,
+    truncated        BOOLEAN NOT NULL
+);
+
+-- migration tool_annotations
+CREATE TABLE IF NOT EXISTS tool_annotations (
+    server      VARCHAR NOT NULL,
+    tool        VARCHAR NOT NULL,
+    read_only   BOOLEAN NOT NULL,
+    destructive BOOLEAN NOT NULL,
+    idempotent  BOOLEAN NOT NULL,
+    open_world  BOOLEAN NOT NULL,
+    seen_at     TIMESTAMP NOT NULL,
+    PRIMARY KEY (server, tool)
+);
+
+-- migration quarantine
+CREATE TABLE IF NOT EXISTS quarantine (
+    ts       TIMESTAMP NOT NULL,
+    position VARCHAR PRIMARY KEY,
+    reason   VARCHAR NOT NULL,
+    raw      BLOB NOT NULL
+);
+
