@@ -1,7 +1,7 @@
 # mcplens developer entry points. `make test` is what CI runs (.ci/run).
 GO       ?= go
 PYTHON   ?= python3
-FUZZTIME ?= 15s
+FUZZTIME ?= 10s
 PKGS     := ./...
 
 .PHONY: all build test test-go fuzz bench lint demo run clean
@@ -12,7 +12,7 @@ build:
 	$(GO) build -o bin/ ./cmd/...
 
 ## test: race-enabled unit and integration tests, then each fuzz target briefly.
-test: test-go fuzz
+test: test-go fuzz test-chdb test-dashboards test-api
 
 test-go:
 	$(GO) test -race -count=1 $(PKGS)
@@ -20,7 +20,9 @@ test-go:
 # Every parser of untrusted input, each for FUZZTIME (go test runs one fuzz
 # target per invocation).
 FUZZ_TARGETS := FuzzClassify:./classify FuzzDecode:./pipeline FuzzUnescape:./pipeline \
-	FuzzRedact:./pipeline FuzzParseURL:./pipeline/kafkasource FuzzClientInfo:./tap
+	FuzzRedact:./pipeline FuzzParseURL:./pipeline/kafkasource FuzzClientInfo:./tap \
+	FuzzParseCursor:./queries FuzzLikePattern:./queries FuzzGateway:./deploy/shippers \
+	FuzzParseTime:./api FuzzTokens:./api
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
@@ -45,3 +47,32 @@ lint:
 
 clean:
 	rm -rf bin/
+
+## test-dashboards: every Grafana panel's SQL, expanded as the ClickHouse
+## plugin does, on the real ClickHouse engine (chDB) over the conformance
+## fixture, and a lint of dashboards/ (needs pytest and chdb-core).
+.PHONY: test-dashboards
+test-dashboards:
+	$(PYTHON) -m pytest -q -p no:cacheprovider tests/dashboards
+
+## test-api: schemathesis fuzzes a live cmd/api from its OpenAPI document
+## (needs `pip install schemathesis`, which .ci/run does).
+.PHONY: test-api
+test-api:
+	GO=$(GO) PYTHON=$(PYTHON) bash tests/schemathesis/run.sh
+
+## test-chdb: every question of queries/ and the ClickHouse DDL of schema/
+## on the real ClickHouse engine (chDB), against the same expected answers
+## the Go suite checks on DuckDB (needs pytest and chdb-core).
+.PHONY: test-chdb
+test-chdb:
+	$(PYTHON) -m pytest -q -p no:cacheprovider tests/chdb
+
+## bench-store: storage benchmarks as one table: DuckDB sink and end to end
+## on one core, ClickHouse block encoding without a server, and each
+## question's p50/p99 over 1,000,000 stored exchanges.
+.PHONY: bench-store
+bench-store:
+	{ $(GO) test -run='^$$' -bench='^(BenchmarkSinkWrite|BenchmarkEndToEnd)$$' -benchtime=5x -benchmem -count=1 ./pipeline/duckstore && \
+	  $(GO) test -run='^$$' -bench='^BenchmarkEncodeExchanges$$' -benchtime=20x -benchmem -count=1 ./pipeline/chstore && \
+	  $(GO) test -run='^$$' -bench='^BenchmarkQuestions$$' -benchtime=30x -benchmem -count=1 -timeout=30m ./pipeline/duckstore; } | $(GO) run ./internal/benchtable

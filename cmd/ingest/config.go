@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/mcplens/mcplens/pipeline"
+	"github.com/mcplens/mcplens/pipeline/chstore"
+	"github.com/mcplens/mcplens/schema"
 )
 
 // config is everything ingest is told by flags or environment.
@@ -18,6 +20,8 @@ type config struct {
 	Migrate   bool
 	FaultFile string
 	Pipeline  pipeline.Config
+	CH        chstore.Config
+	Schema    schema.Options
 }
 
 // RegisterFlags registers every flag with its default and help text.
@@ -30,6 +34,8 @@ func (c *config) RegisterFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.Migrate, "migrate", false, "apply the store's schema migrations before ingesting (DuckDB always migrates)")
 	fs.StringVar(&c.FaultFile, "fault-sink-down-while", "", "testing aid: while this file exists every sink write fails as if the store were down (exercises retries and the commit watermark)")
 	c.Pipeline.RegisterFlags(fs)
+	registerClickHouseFlags(&c.CH, fs)
+	c.Schema.RegisterFlags(fs)
 }
 
 // Validate reports every invalid setting.
@@ -47,5 +53,27 @@ func (c *config) Validate() error {
 	if err := c.Pipeline.Validate(); err != nil {
 		errs = append(errs, err)
 	}
+	if err := c.CH.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Schema.Validate(); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
+}
+
+// registerClickHouseFlags registers the ClickHouse store's settings. The
+// credentials default to "" so that --help never prints a password; they
+// fall back to CLICKHOUSE_USER and CLICKHOUSE_PASSWORD when the sink opens.
+func registerClickHouseFlags(c *chstore.Config, fs *flag.FlagSet) {
+	*c = chstore.DefaultConfig()
+	fs.StringVar(&c.User, "clickhouse-user", "", "ClickHouse user, overriding the DSN's (default: env CLICKHOUSE_USER)")
+	fs.StringVar(&c.Password, "clickhouse-password", "", "ClickHouse password, overriding the DSN's (default: env CLICKHOUSE_PASSWORD, preferable to the flag)")
+	fs.StringVar(&c.CAFile, "clickhouse-ca-file", "", "PEM file of CAs to verify the ClickHouse server with (implies TLS)")
+	fs.IntVar(&c.MaxInsertRows, "clickhouse-max-insert-rows", c.MaxInsertRows, "most rows in one INSERT; larger batches are split")
+	fs.IntVar(&c.RetryAttempts, "clickhouse-retry-attempts", c.RetryAttempts, "attempts of an insert that fails with a transient error (then the pipeline backs off and retries the batch)")
+	fs.DurationVar(&c.RetryMin, "clickhouse-retry-min", c.RetryMin, "first backoff between insert attempts")
+	fs.DurationVar(&c.RetryMax, "clickhouse-retry-max", c.RetryMax, "longest backoff between insert attempts")
+	fs.StringVar(&c.Cluster, "clickhouse-insert-cluster", "", "cluster of the cluster variant: insert into the Distributed tables synchronously")
+	fs.DurationVar(&c.DialTimeout, "clickhouse-dial-timeout", c.DialTimeout, "timeout of connecting to ClickHouse")
 }

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/mcplens/mcplens/pipeline"
+	"github.com/mcplens/mcplens/pipeline/chstore"
 	"github.com/mcplens/mcplens/pipeline/duckstore"
 	"github.com/mcplens/mcplens/pipeline/kafkasource"
 	"github.com/mcplens/mcplens/schema"
@@ -157,8 +158,27 @@ type seeder interface {
 	Seed(ctx context.Context, window time.Duration) ([]schema.Exchange, []schema.ToolAnnotation, error)
 }
 
-func openSink(ctx context.Context, cfg config, logger zerolog.Logger, _ prometheus.Registerer) (pipeline.Sink, error) {
+func openSink(ctx context.Context, cfg config, logger zerolog.Logger, reg prometheus.Registerer) (pipeline.Sink, error) {
 	switch to := cfg.To; {
+	case strings.HasPrefix(to, "clickhouse://"):
+		ch := cfg.CH
+		if ch.User == "" {
+			ch.User = os.Getenv("CLICKHOUSE_USER")
+		}
+		if ch.Password == "" {
+			ch.Password = os.Getenv("CLICKHOUSE_PASSWORD")
+		}
+		s, err := chstore.Open(ctx, to, ch, logger, reg)
+		if err != nil {
+			return nil, err
+		}
+		if cfg.Migrate {
+			if err := s.Migrate(ctx, cfg.Schema); err != nil {
+				s.Close()
+				return nil, fmt.Errorf("migrate: %w", err)
+			}
+		}
+		return s, nil
 	case strings.HasPrefix(to, "duckdb:"):
 		path, err := duckstore.ParseURL(to)
 		if err != nil {

@@ -1,0 +1,205 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+
+	"github.com/mcplens/mcplens/api/apitest"
+	"github.com/mcplens/mcplens/pipeline/duckstore"
+	"github.com/mcplens/mcplens/queries"
+)
+
+// testNow is the clock of the tests: the corpus spans November 2026.
+var testNow = time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
+
+// The tokens of the tests.
+const (
+	readToken       = "read-token-0123456789abcdef"
+	bodiesToken     = "bodies-token-0123456789abcdef"
+	bodiesOnlyToken = "bodies-only-token-0123456789"
+	wrongToken      = "wrong-token-0123456789abcdef"
+)
+
+var (
+	tmpDir     string
+	corpusOnce sync.Once
+	corpusDB   *duckstore.Store
+	corpusErr  error
+)
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	dir, err := os.MkdirTemp("", "mcplens-api-test")
+	if err != nil {
+		panic(err)
+	}
+	tmpDir = dir
+	code := m.Run()
+	if corpusDB != nil {
+		if err := corpusDB.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, "close corpus store:", err)
+			code = 1
+		}
+	}
+	releaseStalled()
+	os.RemoveAll(dir)
+	if code == 0 {
+		if err := checkGoroutines(5 * time.Second); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = 1
+		}
+	}
+	if code == 0 && flag.Lookup("test.run").Value.String() == "" && flag.Lookup("test.bench").Value.String() == "" {
+		if err := testContract.coverage(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// checkGoroutines waits until no goroutine runs code of this package (a
+// store call left behind, a rate limiter, a server), else reports them.
+func checkGoroutines(wait time.Duration) error {
+	deadline := time.Now().Add(wait)
+	for {
+		buf := make([]byte, 1<<20)
+		buf = buf[:runtime.Stack(buf, true)]
+		var leaked []string
+		for _, g := range strings.Split(string(buf), "\n\n") {
+			if strings.Contains(g, "mcplens/mcplens/api.") && !strings.Contains(g, "checkGoroutines") && !strings.Contains(g, "TestMain") {
+				leaked = append(leaked, g)
+			}
+		}
+		if len(leaked) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("goroutines of package api still running:\n\n%s", strings.Join(leaked, "\n\n"))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// corpusStore is the DuckDB store holding the conformance corpus, shared
+// by the tests (they only read it).
+func corpusStore(t testing.TB) *duckstore.Store {
+	t.Helper()
+	corpusOnce.Do(func() {
+		corpusDB, corpusErr = apitest.OpenCorpus(context.Background(), filepath.Join(tmpDir, "corpus.duckdb"), apitest.CorpusPath())
+	})
+	if corpusErr != nil {
+		t.Fatalf("load the conformance corpus: %v", corpusErr)
+	}
+	return corpusDB
+}
+
+func testTokens(t testing.TB) *Tokens {
+	t.Helper()
+	var tk Tokens
+	h := sha256.Sum256([]byte(bodiesToken))
+	list := readToken + " scopes=read name=reader; sha256:" + hex.EncodeToString(h[:]) +
+		" scopes=read,bodies name=postmortem; " + bodiesOnlyToken + " scopes=bodies name=bodies-only"
+	if err := tk.ParseTokenList(list, "test"); err != nil {
+		t.Fatal(err)
+	}
+	return &tk
+}
+
+// testAPI is an API over a store with the test tokens, a fixed clock, a
+// captured log and a fresh registry.
+type testAPI struct {
+	*API
+	t    testing.TB
+	logs *syncBuffer
+	reg  *prometheus.Registry
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func newTestAPI(t testing.TB, store queries.Store, configure ...func(*Config)) *testAPI {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.RateLimit = 0
+	for _, f := range configure {
+		f(&cfg)
+	}
+	logs := &syncBuffer{}
+	reg := prometheus.NewRegistry()
+	a, err := New(cfg, Deps{
+		Store: store, Tokens: testTokens(t), Logger: zerolog.New(logs), Registerer: reg, Gatherer: reg,
+		Now: func() time.Time { return testNow },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &testAPI{API: a, t: t, logs: logs, reg: reg}
+}
+
+// get sends GET path with a bearer token ("" for none), checks the
+// response against the OpenAPI document and returns it.
+func (a *testAPI) get(path, token string) *httptest.ResponseRecorder {
+	a.t.Helper()
+	req := httptest.NewRequest(http.MethodGet, path, nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	return a.do(req)
+}
+
+func (a *testAPI) do(req *http.Request) *httptest.ResponseRecorder {
+	a.t.Helper()
+	rec := httptest.NewRecorder()
+	a.ServeHTTP(rec, req)
+	testContract.check(a.t, req, rec)
+	return rec
+}
+
+// decode decodes a JSON response body, failing the test on a status
+// other than want.
+func decode[T any](t testing.TB, rec *httptest.ResponseRecorder, want int) T {
+	t.Helper()
+	var v T
+	if rec.Code != want {
+		t.Fatalf("status %d, want %d: %s", rec.Code, want, rec.Body.String())
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &v); err != nil {
+		t.Fatalf("decode %s: %v", rec.Body.String(), err)
+	}
+	return v
+}
+
+// fixtureRange is the query string of a range covering the corpus.
+const fixtureRange = "from=2026-11-01T00:00:00Z&to=2026-12-01T00:00:00Z"

@@ -1,0 +1,152 @@
+package api
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"flag"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseTime(t *testing.T) {
+	now := time.Date(2026, 11, 30, 12, 0, 0, 123456789, time.UTC)
+	f := func(in string, want time.Time, ok bool) {
+		t.Helper()
+		got, err := parseTime(in, now)
+		if (err == nil) != ok || (ok && !got.Equal(want)) {
+			t.Errorf("parseTime(%q) = %s, %v; want %s, ok %v", in, got, err, want, ok)
+		}
+	}
+	ms := now.Truncate(time.Millisecond)
+	f("now", ms, true)
+	f("-15m", ms.Add(-15*time.Minute), true)
+	f("-1h", ms.Add(-time.Hour), true)
+	f("-7d", ms.Add(-7*24*time.Hour), true)
+	f("-2w", ms.Add(-14*24*time.Hour), true)
+	f("-90s", ms.Add(-90*time.Second), true)
+	f("-1h30m", ms.Add(-90*time.Minute), true)
+	f("2026-11-03T15:04:05Z", time.Date(2026, 11, 3, 15, 4, 5, 0, time.UTC), true)
+	f("2026-11-03T15:04:05.1234567+01:00", time.Date(2026, 11, 3, 14, 4, 5, 123e6, time.UTC), true)
+	for _, bad := range []string{"", "Now", "1h", "+1h", "--1h", "-0h", "-h", "-1y", "-1.5d", "-1000000d", "-99999999999h",
+		"2026-11-03", "2026-11-03 15:04:05", "1969-12-31T23:59:59Z", "2300-01-01T00:00:00Z", "-+1h", "- 1h", "-1h-1h"} {
+		f(bad, time.Time{}, false)
+	}
+}
+
+func TestParseSpan(t *testing.T) {
+	f := func(in string, want time.Duration) {
+		t.Helper()
+		got, err := parseSpan(in)
+		if (err == nil) != (want > 0) || got != want {
+			t.Errorf("parseSpan(%q) = %s, %v; want %s", in, got, err, want)
+		}
+	}
+	f("31d", 31*24*time.Hour)
+	f("24h", 24*time.Hour)
+	f("2w", 14*24*time.Hour)
+	f("1h30m", 90*time.Minute)
+	f("0d", 0)
+	f("-1d", 0)
+	f("+1d", 0)
+	f("d", 0)
+	f("", 0)
+	f("1y", 0)
+	if formatSpan(31*24*time.Hour) != "31d" || formatSpan(24*time.Hour) != "24h" || formatSpan(90*time.Second) != "1m30s" {
+		t.Error("formatSpan")
+	}
+}
+
+func TestTokens(t *testing.T) {
+	h := sha256.Sum256([]byte("hashed-token-0123456789"))
+	file := "# comment\n\nplain-token-0123456789 scopes=read name=dash\n" +
+		"sha256:" + hex.EncodeToString(h[:]) + " scopes=read,bodies name=oncall\n" +
+		"another-token-0123456789 scopes=bodies,read,read\n"
+	var tk Tokens
+	if err := tk.ReadTokens(strings.NewReader(file), "tokens.txt"); err != nil {
+		t.Fatal(err)
+	}
+	if tk.Len() != 3 {
+		t.Fatalf("%d tokens", tk.Len())
+	}
+	for token, want := range map[string]string{
+		"plain-token-0123456789": "dash", "hashed-token-0123456789": "oncall", "another-token-0123456789": "tokens.txt:5",
+		"plain-token-012345678": "", "": "", "sha256:" + hex.EncodeToString(h[:]): "",
+	} {
+		p, ok := tk.Lookup(token)
+		if ok != (want != "") || p.Name != want {
+			t.Errorf("Lookup(%q) = %+v, %v; want %q", token, p, ok, want)
+		}
+	}
+	if p, _ := tk.Lookup("hashed-token-0123456789"); !p.Has(ScopeRead) || !p.Has(ScopeBodies) {
+		t.Errorf("oncall scopes %v", p.Scopes)
+	}
+	if p, _ := tk.Lookup("plain-token-0123456789"); p.Has(ScopeBodies) {
+		t.Errorf("dash scopes %v", p.Scopes)
+	}
+	if p, _ := tk.Lookup("another-token-0123456789"); len(p.Scopes) != 2 {
+		t.Errorf("duplicate scopes kept: %v", p.Scopes)
+	}
+
+	env := Tokens{}
+	if err := env.ParseTokenList(" env-token-0123456789 scopes=read name=a ;; env-token2-0123456789 scopes=read name=b;", "MCPLENS_TOKENS"); err != nil || env.Len() != 2 {
+		t.Errorf("env list: %v, %d tokens", err, env.Len())
+	}
+
+	for _, bad := range []string{
+		"short scopes=read", "long-enough-token-123 name=x", "long-enough-token-123 scopes=admin",
+		"long-enough-token-123 scopes=read colour=blue", "sha256:abc scopes=read", "sha256:" + strings.Repeat("zz", 32) + " scopes=read",
+		"scopes=read name=x", "long-enough-token-123 scopes=read name=",
+		"long-enough-token-123 scopes=read name=a\nlong-enough-token-123 scopes=read name=b",
+		"long-enough-token-123 scopes=read name=a\nother-long-token-1234 scopes=read name=a",
+	} {
+		var tk Tokens
+		err := tk.ReadTokens(strings.NewReader(bad), "f")
+		if err == nil {
+			t.Errorf("%q accepted", bad)
+			continue
+		}
+		if strings.Contains(err.Error(), "long-enough-token-123") || strings.Contains(err.Error(), "other-long-token") {
+			t.Errorf("error names the token: %v", err)
+		}
+	}
+}
+
+func TestConfig(t *testing.T) {
+	var c Config
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	c.RegisterFlags(fs)
+	if err := fs.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	d := DefaultConfig()
+	if c.MaxSpan != d.MaxSpan || c.DefaultWindow != d.DefaultWindow || c.MaxLimit != 1000 || c.QueryTimeout != 10*time.Second || c.Dev || len(c.CORSOrigins) != 0 {
+		t.Errorf("defaults %+v", c)
+	}
+	if err := c.Validate(); err != nil {
+		t.Errorf("defaults invalid: %v", err)
+	}
+	if err := fs.Parse([]string{"--max-span", "7d", "--default-window", "2h", "--cors-origin", "https://a.example,https://b.example:8443", "--cors-origin", "*"}); err != nil {
+		t.Fatal(err)
+	}
+	if c.MaxSpan != 7*24*time.Hour || c.DefaultWindow != 2*time.Hour || len(c.CORSOrigins) != 3 {
+		t.Errorf("parsed %+v", c)
+	}
+	for _, bad := range []func(*Config){
+		func(c *Config) { c.MaxSpan = 0 },
+		func(c *Config) { c.DefaultWindow = c.MaxSpan + 1 },
+		func(c *Config) { c.MaxLimit = 0 },
+		func(c *Config) { c.MaxLimit = 10_001 },
+		func(c *Config) { c.QueryTimeout = 0 },
+		func(c *Config) { c.RateLimit = -1 },
+		func(c *Config) { c.RateBurst = 0 },
+		func(c *Config) { c.CORSOrigins = []string{"ui.example"} },
+		func(c *Config) { c.CORSOrigins = []string{"https://ui.example/path"} },
+	} {
+		c := DefaultConfig()
+		bad(&c)
+		if c.Validate() == nil {
+			t.Errorf("%+v validated", c)
+		}
+	}
+}

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/mcplens/mcplens/api"
+	"github.com/mcplens/mcplens/internal/flagenv"
+	"github.com/mcplens/mcplens/pipeline/chstore"
+)
+
+// config is everything api is told by flags or environment.
+type config struct {
+	Store           string
+	Listen          string
+	Migrate         bool
+	TokensFile      string
+	LogLevel        string
+	LogFormat       string
+	ShutdownTimeout time.Duration
+	API             api.Config
+	ClickHouse      chstore.Config
+}
+
+// RegisterFlags registers every flag with its default and help text.
+func (c *config) RegisterFlags(fs *flag.FlagSet) {
+	fs.StringVar(&c.Store, "store", "duckdb:mcplens.duckdb", "store to read: duckdb:PATH or clickhouse://[USER[:PASSWORD]@]HOST:PORT/DB")
+	fs.StringVar(&c.Listen, "listen", "127.0.0.1:8080", "address to serve the API, /metrics, /healthz and /readyz on")
+	fs.BoolVar(&c.Migrate, "migrate", false, "apply the store's schema migrations at start (DuckDB: open read-write, creating the file if needed)")
+	fs.StringVar(&c.TokensFile, "tokens-file", "", "file of bearer tokens, one per line: 'sha256:HEX scopes=read[,bodies] name=NAME' or 'TOKEN scopes=... name=...'")
+	fs.StringVar(&c.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fs.StringVar(&c.LogFormat, "log-format", "json", "log format: json or console")
+	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "on SIGTERM, how long in-flight requests may take to finish")
+	c.API.RegisterFlags(fs)
+	registerClickHouseFlags(&c.ClickHouse, fs)
+}
+
+// Validate reports every invalid setting.
+func (c *config) Validate() error {
+	var errs []error
+	if !strings.HasPrefix(c.Store, "duckdb:") && !strings.HasPrefix(c.Store, "clickhouse://") {
+		errs = append(errs, fmt.Errorf("--store %q: want duckdb:PATH or clickhouse://HOST:PORT/DB", c.Store))
+	}
+	if c.Listen == "" {
+		errs = append(errs, errors.New("--listen is required"))
+	}
+	if c.LogFormat != "json" && c.LogFormat != "console" {
+		errs = append(errs, fmt.Errorf("--log-format %q: want json or console", c.LogFormat))
+	}
+	if c.ShutdownTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("--shutdown-timeout %s: want > 0", c.ShutdownTimeout))
+	}
+	if err := c.API.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if strings.HasPrefix(c.Store, "clickhouse://") {
+		if err := c.ClickHouse.Validate(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// parseFlags applies MCPLENS_* environment variables, then args.
+func parseFlags(fs *flag.FlagSet, args []string) error { return flagenv.Parse(fs, args) }
+
+// loadTokens reads the tokens file (if any) and the MCPLENS_TOKENS list.
+func loadTokens(file, env string) (*api.Tokens, error) {
+	tokens := &api.Tokens{}
+	var errs []error
+	if file != "" {
+		f, err := os.Open(file)
+		if err != nil {
+			return nil, fmt.Errorf("open tokens file: %w", err)
+		}
+		defer f.Close()
+		errs = append(errs, tokens.ReadTokens(f, file))
+	}
+	if env != "" {
+		errs = append(errs, tokens.ParseTokenList(env, "MCPLENS_TOKENS"))
+	}
+	return tokens, errors.Join(errs...)
+}

@@ -1,0 +1,93 @@
+// Command api serves mcplens' REST API over a DuckDB file or ClickHouse:
+// the headline questions, breakdowns, leaderboards, exchange search and
+// detail, session timelines, /metrics, /healthz, /readyz and the OpenAPI
+// document at /openapi.json.
+//
+//	api --store duckdb:mcplens.duckdb --tokens-file tokens.txt
+//	api --store clickhouse://127.0.0.1:9000/mcplens --listen 0.0.0.0:8080
+//	api --dev   # no authentication, for a local demo
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/rs/zerolog"
+)
+
+func main() {
+	var cfg config
+	fs := flag.NewFlagSet("api", flag.ContinueOnError)
+	cfg.RegisterFlags(fs)
+	fs.Usage = func() { usage(fs) }
+	if err := parseFlags(fs, os.Args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0)
+		}
+		fmt.Fprintln(os.Stderr, "api:", err)
+		os.Exit(2)
+	}
+	logger := newLogger(cfg.LogLevel, cfg.LogFormat)
+	if err := cfg.Validate(); err != nil {
+		logger.Error().Err(err).Msg("invalid configuration")
+		os.Exit(2)
+	}
+	tokens, err := loadTokens(cfg.TokensFile, os.Getenv("MCPLENS_TOKENS"))
+	if err != nil {
+		logger.Error().Err(err).Msg("invalid tokens")
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, cfg, deps{Logger: logger, Tokens: tokens}); err != nil {
+		logger.Error().Err(err).Msg("api failed")
+		os.Exit(1)
+	}
+}
+
+func usage(fs *flag.FlagSet) {
+	fmt.Fprintf(fs.Output(), `Usage: api [--store duckdb:PATH | --store clickhouse://HOST:PORT/DB] [flags]
+
+Serves the mcplens REST API under /api/v1 (GET /openapi.json describes it),
+plus /metrics, /healthz and /readyz.
+
+Every /api/v1 request needs "Authorization: Bearer TOKEN". Tokens come from
+--tokens-file and from the environment variable MCPLENS_TOKENS (entries
+separated by ';'), one per line in either form:
+
+  sha256:HEX scopes=read,bodies name=oncall   # the SHA-256 of the token (preferred)
+  TOKEN scopes=read name=dashboard            # the token itself, >= 16 characters
+
+Scope read answers every endpoint; bodies adds recorded headers and bodies
+to /api/v1/exchanges/{id}. Only hashes are kept in memory. --dev runs
+without authentication, for a local demo only.
+
+A DuckDB file is opened read-only (another process may not write it
+meanwhile); --migrate opens it read-write, creating and migrating it.
+
+Every flag can also be set by the environment variable MCPLENS_<FLAG>
+(upper case, '-' as '_'), e.g. MCPLENS_STORE; a flag on the command line wins.
+
+Flags:
+`)
+	fs.PrintDefaults()
+}
+
+func newLogger(level, format string) zerolog.Logger {
+	lvl, err := zerolog.ParseLevel(level)
+	if err != nil {
+		lvl = zerolog.InfoLevel
+	}
+	var l zerolog.Logger
+	if format == "console" {
+		l = zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr})
+	} else {
+		l = zerolog.New(os.Stderr)
+	}
+	return l.Level(lvl).With().Timestamp().Str("component", "api").Logger()
+}
