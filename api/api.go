@@ -118,6 +118,7 @@ func New(cfg Config, deps Deps) (*API, error) {
 		{"/api/v1/exchanges", ScopeRead, pExchanges, a.exchanges},
 		{"/api/v1/exchanges/{id}", ScopeRead, nil, a.exchange},
 		{"/api/v1/sessions/{id}/timeline", ScopeRead, pTimeline, a.sessionTimeline},
+		{"/api/v1/incidents/bundle", ScopeBodies, pServer, a.bundle},
 	}
 	a.engine = a.router()
 	return a, nil

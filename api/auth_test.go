@@ -36,7 +36,7 @@ func TestAuthMatrix(t *testing.T) {
 			}
 			continue
 		}
-		for _, tc := range []struct {
+		cases := []struct {
 			name, token string
 			status      int
 			challenge   string
@@ -46,7 +46,14 @@ func TestAuthMatrix(t *testing.T) {
 			{"bodies only", bodiesOnlyToken, 403, `Bearer realm="mcplens", error="insufficient_scope", scope="read"`},
 			{"read", readToken, 200, ""},
 			{"bodies", bodiesToken, 200, ""},
-		} {
+		}
+		if r.scope == ScopeBodies {
+			// A route of scope bodies (the incident bundle): read alone is
+			// not enough, bodies alone is.
+			cases[2].status, cases[2].challenge = 200, ""
+			cases[3].status, cases[3].challenge = 403, `Bearer realm="mcplens", error="insufficient_scope", scope="bodies"`
+		}
+		for _, tc := range cases {
 			rec := a.get(path, tc.token)
 			if rec.Code != tc.status {
 				t.Errorf("%s with %s token: %d, want %d: %s", path, tc.name, rec.Code, tc.status, rec.Body)

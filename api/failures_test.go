@@ -79,7 +79,7 @@ func TestStoreClosed(t *testing.T) {
 		if r.scope == "" && r.path != "/readyz" {
 			continue
 		}
-		rec := a.get(validPath(r), readToken)
+		rec := a.get(validPath(r), bodiesToken)
 		problemOf(t, rec, http.StatusServiceUnavailable)
 		if rec.Header().Get("Retry-After") == "" {
 			t.Errorf("%s: 503 without Retry-After", r.path)
