@@ -9,8 +9,9 @@ import (
 )
 
 // DefaultMaxBodyBytes is the default cap on each captured body (request and
-// response separately): 1 MiB.
-const DefaultMaxBodyBytes = 1 << 20
+// response separately): 256 KiB, the pipeline's own cap, so that an event
+// with both bodies stays under Kafka's default 1 MB message size.
+const DefaultMaxBodyBytes = 256 << 10
 
 // Config configures a [Recorder]. The zero value is usable: every field has a
 // documented default.

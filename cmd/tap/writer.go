@@ -4,11 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"os"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -93,13 +90,11 @@ func (k kafkaWriter) WriteEvent(ctx context.Context, ev schema.Event) error {
 // produceTimeout bounds how long one event may wait for the broker.
 const produceTimeout = 60 * time.Second
 
-// retriable reports errors a broker restart or leader move causes.
+// retriable reports whether a produce error may go away: anything but a
+// Kafka error the broker calls permanent (a message too large, an invalid
+// or forbidden topic). A restarting broker answers with network errors,
+// unknown topics and partitions without a leader for a while.
 func retriable(err error) bool {
-	var kerr kafka.Error
-	if errors.As(err, &kerr) {
-		return kerr.Temporary() || kerr == kafka.UnknownTopicOrPartition || kerr == kafka.LeaderNotAvailable ||
-			kerr == kafka.NotLeaderForPartition || kerr == kafka.RequestTimedOut
-	}
 	var wes kafka.WriteErrors
 	if errors.As(err, &wes) {
 		for _, e := range wes {
@@ -109,7 +104,10 @@ func retriable(err error) bool {
 		}
 		return true
 	}
-	var netErr net.Error
-	return errors.As(err, &netErr) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
-		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET)
+	var kerr kafka.Error
+	if errors.As(err, &kerr) {
+		return kerr.Temporary() || kerr == kafka.UnknownTopicOrPartition || kerr == kafka.LeaderNotAvailable ||
+			kerr == kafka.NotLeaderForPartition || kerr == kafka.RequestTimedOut
+	}
+	return true
 }
