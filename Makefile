@@ -31,9 +31,26 @@ fuzz:
 		$(GO) test -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) $$pkg; \
 	done
 
-## bench: benchmarks of the hot paths, printed as one table.
+## bench: every figure the issues name, measured in one run on this
+## machine and printed as one table: classifier vs a plain JSON decode,
+## pipeline file -> stdout (one core) vs the naive decoder, memory per
+## pending request, file -> DuckDB (one core), Kafka -> DuckDB on a real
+## broker (started here if none runs), ClickHouse block encoding, and each
+## API route's p50/p99 over 1,000,000 stored exchanges.
 bench:
-	$(GO) test -run='^$$' -bench=. -benchmem -count=1 ./classify ./pipeline | $(GO) run ./internal/benchtable
+	@started=; \
+	if [ -z "$$MCPLENS_KAFKA_BROKERS" ]; then \
+		bash deploy/kafka/kafka.sh fetch >/dev/null; \
+		if ! bash deploy/kafka/kafka.sh status >/dev/null 2>&1; then started=1; fi; \
+		export $$(bash deploy/kafka/kafka.sh start); \
+	fi; \
+	{ $(GO) test -run='^$$' -bench='^BenchmarkClassifyRatio$$' -count=1 ./classify && \
+	  $(GO) test -run='^$$' -bench='^(BenchmarkPipeline|BenchmarkNaiveLineDecode|BenchmarkPendingMemory)$$' -benchtime=5x -cpu=1 -benchmem -count=1 ./pipeline && \
+	  $(GO) test -run='^$$' -bench='^BenchmarkEndToEnd$$' -benchtime=5x -benchmem -count=1 ./pipeline/duckstore && \
+	  $(GO) test -run='^$$' -bench='^BenchmarkKafkaToDuckDB$$' -benchtime=3x -count=1 ./e2e && \
+	  $(GO) test -run='^$$' -bench='^BenchmarkEncodeExchanges$$' -benchtime=20x -benchmem -count=1 ./pipeline/chstore && \
+	  $(GO) test -run='^$$' -bench='^BenchmarkRoutes$$' -benchtime=50x -count=1 -timeout=30m ./api; } | $(GO) run ./internal/benchtable; \
+	status=$$?; if [ -n "$$started" ]; then bash deploy/kafka/kafka.sh stop >/dev/null; fi; exit $$status
 
 ## demo: real MCP traffic through tap, Kafka (if a broker answers) or a file,
 ## ingest into DuckDB, the API, and the answers to the headline questions.
