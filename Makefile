@@ -12,7 +12,7 @@ build:
 	$(GO) build -o bin/ ./cmd/...
 
 ## test: race-enabled unit and integration tests, then each fuzz target briefly.
-test: test-go fuzz test-chdb test-dashboards test-api
+test: lint test-go fuzz test-chdb test-dashboards test-api
 
 test-go:
 	$(GO) test -race -count=1 $(PKGS)

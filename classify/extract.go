@@ -59,7 +59,7 @@ func ResponseID(contentType string, body []byte) (string, bool) {
 // body itself for JSON, the data of the last response message for SSE.
 // The slice may point into body. It returns nil when there is none.
 func Payload(contentType string, body []byte) []byte {
-	if mediaType(contentType) != "text/event-stream" && !(contentType == "" && looksLikeSSE(body)) {
+	if mediaType(contentType) != "text/event-stream" && (contentType != "" || !looksLikeSSE(body)) {
 		b := bytes.TrimSpace(body)
 		if len(b) == 0 {
 			return nil

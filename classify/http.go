@@ -21,7 +21,7 @@ func (c *classifier) httpError(body []byte) {
 	}
 	r.ErrorMessage = truncate(msg)
 	status := ex.Status
-	class := ClassNone
+	var class ErrorClass
 	switch {
 	case status == 401:
 		class = AuthRequired

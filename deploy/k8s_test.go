@@ -311,7 +311,7 @@ func checkRefs(t *testing.T, objs []object, pod podSpec, c container) {
 		o, ok := find(objs, kind, r.Name)
 		_, inData := o.Data[r.Key]
 		_, inString := o.StringData[r.Key]
-		if !ok || !(inData || inString) {
+		if !ok || (!inData && !inString) {
 			t.Errorf("container %s: %s %s has no key %s", c.Name, kind, r.Name, r.Key)
 		}
 	}

@@ -53,7 +53,7 @@ func OpenFileSink(path string) (*FileSink, error) {
 // openRecovered opens path for appending after reading the key of every
 // complete line into seen and cutting off an incomplete last line.
 func openRecovered(path, key string, seen map[string]bool) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open sink file %q: %w", path, err)
 	}

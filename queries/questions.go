@@ -104,7 +104,7 @@ func (q *Questions) HTTP200RPCErrors(ctx context.Context, f Filter) ([]RPCErrorS
 
 // UnknownSideEffectRetries implements Store.
 func (q *Questions) UnknownSideEffectRetries(ctx context.Context, p RetriesParams) ([]UnknownRetry, error) {
-	f, err := p.Filter.normalized(q.now)
+	f, err := p.normalized(q.now)
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +122,7 @@ func (q *Questions) UnknownSideEffectRetries(ctx context.Context, p RetriesParam
 
 // Breakdown implements Store.
 func (q *Questions) Breakdown(ctx context.Context, p BreakdownParams) ([]BreakdownRow, error) {
-	f, err := p.Filter.normalized(q.now)
+	f, err := p.normalized(q.now)
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +141,7 @@ func (q *Questions) Breakdown(ctx context.Context, p BreakdownParams) ([]Breakdo
 
 // Leaderboard implements Store.
 func (q *Questions) Leaderboard(ctx context.Context, p LeaderboardParams) ([]LeaderboardRow, error) {
-	f, err := p.Filter.normalized(q.now)
+	f, err := p.normalized(q.now)
 	if err != nil {
 		return nil, err
 	}
@@ -317,7 +317,7 @@ func (q *Questions) SessionTimeline(ctx context.Context, p SessionParams) (Page[
 
 // Search implements Store.
 func (q *Questions) Search(ctx context.Context, p SearchParams) (Page[SearchRow], error) {
-	f, err := p.Filter.normalized(q.now)
+	f, err := p.normalized(q.now)
 	if err != nil {
 		return Page[SearchRow]{}, err
 	}

@@ -61,7 +61,7 @@ func run(ctx context.Context, cfg config, logger zerolog.Logger) error {
 	g, gctx := errgroup.WithContext(ctx)
 	var srv *http.Server
 	if cfg.Listen != "" {
-		ln, err := net.Listen("tcp", cfg.Listen)
+		ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", cfg.Listen)
 		if err != nil {
 			return fmt.Errorf("listen %s: %w", cfg.Listen, err)
 		}

@@ -24,7 +24,7 @@ func openWriter(to string) (tap.Writer, func() error, error) {
 		if path == "" {
 			return nil, nil, fmt.Errorf("--to %q: want file:PATH", to)
 		}
-		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 		if err != nil {
 			return nil, nil, fmt.Errorf("open event file: %w", err)
 		}

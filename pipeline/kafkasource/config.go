@@ -250,7 +250,7 @@ func validTopic(topic string) error {
 		return errors.New("longer than 249 characters")
 	}
 	for _, r := range topic {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
+		if (r < 'a' || r > 'z') && (r < 'A' || r > 'Z') && (r < '0' || r > '9') && r != '.' && r != '_' && r != '-' {
 			return fmt.Errorf("character %q not allowed (only ASCII letters, digits, '.', '_', '-')", r)
 		}
 	}
