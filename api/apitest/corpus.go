@@ -5,19 +5,13 @@
 package apitest
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
-	"time"
 
-	"github.com/mcplens/mcplens/pipeline"
 	"github.com/mcplens/mcplens/pipeline/duckstore"
-	"github.com/mcplens/mcplens/schema"
+	"github.com/mcplens/mcplens/queries/querytest"
 )
 
 // CorpusPath returns the path of the conformance corpus in this checkout.
@@ -26,64 +20,10 @@ func CorpusPath() string {
 	return filepath.Join(filepath.Dir(file), "..", "..", "testdata", "conformance", "corpus.ndjson")
 }
 
-// ReadCorpus reads a conformance corpus: one {"table": ..., "row": ...}
-// line per stored row, as the duckstore conformance test writes it.
-func ReadCorpus(path string) (*pipeline.Batch, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("open corpus: %w", err)
-	}
-	defer f.Close()
-	b := &pipeline.Batch{Token: "corpus"}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for n := 1; sc.Scan(); n++ {
-		var l struct {
-			Table string          `json:"table"`
-			Row   json.RawMessage `json:"row"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			return nil, fmt.Errorf("corpus line %d: %w", n, err)
-		}
-		switch l.Table {
-		case "exchanges":
-			var e schema.Exchange
-			err = json.Unmarshal(l.Row, &e)
-			b.Exchanges = append(b.Exchanges, e)
-		case "exchange_bodies":
-			var x schema.Body
-			err = json.Unmarshal(l.Row, &x)
-			b.Bodies = append(b.Bodies, x)
-		case "tool_annotations":
-			var x schema.ToolAnnotation
-			err = json.Unmarshal(l.Row, &x)
-			b.Annotations = append(b.Annotations, x)
-		case "quarantine":
-			var x struct {
-				TS       time.Time `json:"ts"`
-				Position string    `json:"position"`
-				Reason   string    `json:"reason"`
-				Raw      string    `json:"raw"`
-			}
-			err = json.Unmarshal(l.Row, &x)
-			b.Quarantine = append(b.Quarantine, schema.Quarantined{TS: x.TS, Position: x.Position, Reason: x.Reason, Raw: []byte(x.Raw)})
-		default:
-			err = fmt.Errorf("unknown table %q", l.Table)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("corpus line %d: %w", n, err)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read corpus: %w", err)
-	}
-	return b, nil
-}
-
 // OpenCorpus creates a DuckDB file at path holding the corpus at
 // corpusPath, and returns it open for reading and writing.
 func OpenCorpus(ctx context.Context, path, corpusPath string) (*duckstore.Store, error) {
-	b, err := ReadCorpus(corpusPath)
+	b, err := querytest.ReadCorpus(corpusPath)
 	if err != nil {
 		return nil, err
 	}

@@ -1,9 +1,7 @@
 package chstore
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/json"
 	"os"
 	"reflect"
 	"regexp"
@@ -17,6 +15,7 @@ import (
 
 	"github.com/mcplens/mcplens/classify"
 	"github.com/mcplens/mcplens/pipeline"
+	"github.com/mcplens/mcplens/queries/querytest"
 	"github.com/mcplens/mcplens/schema"
 )
 
@@ -93,48 +92,9 @@ func roundTrip(t *testing.T, b *proto.Block) *proto.Block {
 }
 
 func loadCorpusBatch(t testing.TB) *pipeline.Batch {
-	f, err := os.Open("../../testdata/conformance/corpus.ndjson")
+	b, err := querytest.ReadCorpus("../../testdata/conformance/corpus.ndjson")
 	if err != nil {
 		t.Fatal(err)
-	}
-	defer f.Close()
-	b := &pipeline.Batch{Token: "corpus"}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for sc.Scan() {
-		var l struct {
-			Table string          `json:"table"`
-			Row   json.RawMessage `json:"row"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			t.Fatal(err)
-		}
-		switch l.Table {
-		case "exchanges":
-			var e schema.Exchange
-			err = json.Unmarshal(l.Row, &e)
-			b.Exchanges = append(b.Exchanges, e)
-		case "exchange_bodies":
-			var x schema.Body
-			err = json.Unmarshal(l.Row, &x)
-			b.Bodies = append(b.Bodies, x)
-		case "tool_annotations":
-			var x schema.ToolAnnotation
-			err = json.Unmarshal(l.Row, &x)
-			b.Annotations = append(b.Annotations, x)
-		case "quarantine":
-			var x struct {
-				TS       time.Time `json:"ts"`
-				Position string    `json:"position"`
-				Reason   string    `json:"reason"`
-				Raw      string    `json:"raw"`
-			}
-			err = json.Unmarshal(l.Row, &x)
-			b.Quarantine = append(b.Quarantine, schema.Quarantined{TS: x.TS, Position: x.Position, Reason: x.Reason, Raw: []byte(x.Raw)})
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
 	}
 	return b
 }

@@ -1,12 +1,10 @@
 package duckstore
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
-	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -17,7 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/mcplens/mcplens/pipeline"
-	"github.com/mcplens/mcplens/schema"
+	"github.com/mcplens/mcplens/queries/querytest"
 )
 
 var update = flag.Bool("update", false, "rebuild testdata/conformance (corpus and expected answers) from the pipeline and DuckDB")
@@ -203,46 +201,9 @@ func buildCorpus(t *testing.T) {
 
 // loadCorpus reads corpus.ndjson into one batch.
 func loadCorpus(t testing.TB) *pipeline.Batch {
-	f, err := os.Open(filepath.Join(conformanceDir, "corpus.ndjson"))
+	b, err := querytest.ReadCorpus(filepath.Join(conformanceDir, "corpus.ndjson"))
 	if err != nil {
-		t.Fatalf("open corpus: %v (run `go test ./pipeline/duckstore -run TestConformance -update`)", err)
-	}
-	defer f.Close()
-	b := &pipeline.Batch{Token: "corpus"}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	for sc.Scan() {
-		var l corpusLine
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			t.Fatal(err)
-		}
-		var err error
-		switch l.Table {
-		case "exchanges":
-			var e schema.Exchange
-			err = json.Unmarshal(l.Row, &e)
-			b.Exchanges = append(b.Exchanges, e)
-		case "exchange_bodies":
-			var x schema.Body
-			err = json.Unmarshal(l.Row, &x)
-			b.Bodies = append(b.Bodies, x)
-		case "tool_annotations":
-			var x schema.ToolAnnotation
-			err = json.Unmarshal(l.Row, &x)
-			b.Annotations = append(b.Annotations, x)
-		case "quarantine":
-			var x quarantineJSON
-			err = json.Unmarshal(l.Row, &x)
-			b.Quarantine = append(b.Quarantine, schema.Quarantined{TS: x.TS, Position: x.Position, Reason: x.Reason, Raw: []byte(x.Raw)})
-		default:
-			err = fmt.Errorf("unknown table %q", l.Table)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v (run `go test ./pipeline/duckstore -run TestConformance -update`)", err)
 	}
 	return b
 }
