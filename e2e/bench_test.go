@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"hash/fnv"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
@@ -41,13 +40,7 @@ func BenchmarkKafkaToDuckDB(b *testing.B) {
 	brokers := kafkatest.Brokers(b)
 	topic := kafkatest.NewTopic(b, brokers, 3)
 	c := pipelinetest.Generate(30_000, 1024)
-	recs := make([]kafkatest.Record, len(c.Lines))
-	for i := range c.Lines {
-		h := fnv.New32a()
-		h.Write(c.Keys[i])
-		recs[i] = kafkatest.Record{Partition: int(h.Sum32() % 3), Key: c.Keys[i], Value: c.Lines[i]}
-	}
-	kafkatest.ProduceRecords(b, brokers, topic, recs...)
+	kafkatest.ProduceRecords(b, brokers, topic, kafkatest.Keyed(c.Keys, c.Lines, 3)...)
 	cfg := pipeline.DefaultConfig()
 	cfg.Correlator.MergeWindow, cfg.Correlator.Lateness, cfg.IdleAdvance = 200*time.Millisecond, 200*time.Millisecond, 300*time.Millisecond
 	cfg.FlushInterval = 200 * time.Millisecond

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"sync"
 	"testing"
 	"time"
@@ -54,13 +53,7 @@ func TestKafkaSinkOutage(t *testing.T) {
 	brokers := kafkatest.Brokers(t)
 	topic := kafkatest.NewTopic(t, brokers, 2)
 	c := pipelinetest.Generate(1000, 200)
-	recs := make([]kafkatest.Record, len(c.Lines))
-	for i := range c.Lines {
-		h := fnv.New32a()
-		h.Write(c.Keys[i])
-		recs[i] = kafkatest.Record{Partition: int(h.Sum32() % 2), Key: c.Keys[i], Value: c.Lines[i]}
-	}
-	kafkatest.ProduceRecords(t, brokers, topic, recs...)
+	kafkatest.ProduceRecords(t, brokers, topic, kafkatest.Keyed(c.Keys, c.Lines, 2)...)
 
 	kc, err := kafkasource.ParseURL(fmt.Sprintf("kafka://%s/%s?group=outage-%s", brokers, topic, topic))
 	if err != nil {

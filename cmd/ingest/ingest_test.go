@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"hash/fnv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -100,13 +99,7 @@ func TestKafkaKillAndRestart(t *testing.T) {
 	poison := []byte(`{"this is": "not a contract event"`)
 	keys = append(keys[:1500:1500], append([][]byte{[]byte("s-1")}, keys[1500:]...)...)
 	lines = append(lines[:1500:1500], append([][]byte{poison}, lines[1500:]...)...)
-	records := make([]kafkatest.Record, len(lines))
-	for i := range lines {
-		h := fnv.New32a()
-		h.Write(keys[i])
-		records[i] = kafkatest.Record{Partition: int(h.Sum32() % 3), Key: keys[i], Value: lines[i]}
-	}
-	kafkatest.ProduceRecords(t, brokers, topic, records...)
+	kafkatest.ProduceRecords(t, brokers, topic, kafkatest.Keyed(keys, lines, 3)...)
 
 	out := filepath.Join(t.TempDir(), "out.ndjson")
 	args := []string{

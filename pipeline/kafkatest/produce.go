@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"testing"
 	"time"
 
@@ -127,4 +128,17 @@ func recordReader(records []Record) kafka.RecordReader {
 		}
 	}
 	return kafka.NewRecordReader(recs...)
+}
+
+// Keyed pairs keys with values into records placed by key, as a hashing
+// producer would (FNV-1a modulo partitions): both halves of an exchange,
+// keyed by its session, land in one partition.
+func Keyed(keys, values [][]byte, partitions int) []Record {
+	recs := make([]Record, len(values))
+	for i := range values {
+		h := fnv.New32a()
+		h.Write(keys[i])
+		recs[i] = Record{Partition: int(h.Sum32() % uint32(partitions)), Key: keys[i], Value: values[i]}
+	}
+	return recs
 }
