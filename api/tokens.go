@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 )
@@ -171,4 +172,23 @@ func (t *Tokens) Lookup(token string) (Principal, bool) {
 	}
 	e := t.entries[found]
 	return Principal{Name: e.name, Scopes: e.scopes}, true
+}
+
+// LoadTokens reads a tokens file (if file is not empty) and a
+// ';'-separated list such as the MCPLENS_TOKENS environment variable.
+func LoadTokens(file, list string) (*Tokens, error) {
+	tokens := &Tokens{}
+	var errs []error
+	if file != "" {
+		f, err := os.Open(file)
+		if err != nil {
+			return nil, fmt.Errorf("open tokens file: %w", err)
+		}
+		defer f.Close()
+		errs = append(errs, tokens.ReadTokens(f, file))
+	}
+	if list != "" {
+		errs = append(errs, tokens.ParseTokenList(list, "MCPLENS_TOKENS"))
+	}
+	return tokens, errors.Join(errs...)
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -69,19 +68,4 @@ func (c *config) Validate() error {
 func parseFlags(fs *flag.FlagSet, args []string) error { return flagenv.Parse(fs, args) }
 
 // loadTokens reads the tokens file (if any) and the MCPLENS_TOKENS list.
-func loadTokens(file, env string) (*api.Tokens, error) {
-	tokens := &api.Tokens{}
-	var errs []error
-	if file != "" {
-		f, err := os.Open(file)
-		if err != nil {
-			return nil, fmt.Errorf("open tokens file: %w", err)
-		}
-		defer f.Close()
-		errs = append(errs, tokens.ReadTokens(f, file))
-	}
-	if env != "" {
-		errs = append(errs, tokens.ParseTokenList(env, "MCPLENS_TOKENS"))
-	}
-	return tokens, errors.Join(errs...)
-}
+func loadTokens(file, env string) (*api.Tokens, error) { return api.LoadTokens(file, env) }

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/mcplens/mcplens/api"
 	"github.com/mcplens/mcplens/pipeline"
 	"github.com/mcplens/mcplens/pipeline/chstore"
 	"github.com/mcplens/mcplens/schema"
@@ -22,6 +23,11 @@ type config struct {
 	Pipeline  pipeline.Config
 	CH        chstore.Config
 	Schema    schema.Options
+	// APIListen serves the REST API from the ingester's own store (the
+	// way to read a DuckDB file while it is written).
+	APIListen  string
+	TokensFile string
+	API        api.Config
 }
 
 // RegisterFlags registers every flag with its default and help text.
@@ -36,6 +42,9 @@ func (c *config) RegisterFlags(fs *flag.FlagSet) {
 	c.Pipeline.RegisterFlags(fs)
 	registerClickHouseFlags(&c.CH, fs)
 	c.Schema.RegisterFlags(fs)
+	fs.StringVar(&c.APIListen, "api-listen", "", "also serve the REST API on this address from the same store: the single-process mode for a DuckDB file, which only one process may write (empty: off)")
+	fs.StringVar(&c.TokensFile, "tokens-file", "", "with --api-listen: file of API bearer tokens, one per line ('TOKEN scopes=read[,bodies] name=NAME'); MCPLENS_TOKENS adds ';'-separated entries")
+	c.API.RegisterFlags(fs)
 }
 
 // Validate reports every invalid setting.
@@ -58,6 +67,11 @@ func (c *config) Validate() error {
 	}
 	if err := c.Schema.Validate(); err != nil {
 		errs = append(errs, err)
+	}
+	if c.APIListen != "" {
+		if err := c.API.Validate(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -6,6 +6,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -187,5 +190,54 @@ func TestBadFlags(t *testing.T) {
 		if err == nil {
 			t.Errorf("ingest %v succeeded:\n%s", args, out)
 		}
+	}
+}
+
+// TestSingleProcessAPI reads a DuckDB file while it is written: ingest
+// serves the API from its own store (DuckDB lets one process write a
+// file), here while its stdin is still open.
+func TestSingleProcessAPI(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "m.duckdb")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd := exec.Command(ingestBin, "--from", "file:-", "--to", "duckdb:"+db, "--listen", "", "--api-listen", addr,
+		"--merge-window", "100ms", "--lateness", "100ms", "--idle-advance", "200ms", "--flush-interval", "50ms")
+	cmd.Env = append(os.Environ(), "MCPLENS_TOKENS=single-process-token-0123 scopes=read name=test")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	c := pipelinetest.Generate(40, 200)
+	if _, err := stdin.Write(append(bytes.Join(c.Lines, []byte("\n")), '\n')); err != nil {
+		t.Fatal(err)
+	}
+	get := func() (int, string) {
+		req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/api/v1/exchanges?from=2026-11-02T09:00:00Z&to=2026-11-02T11:00:00Z&limit=100", nil)
+		req.Header.Set("Authorization", "Bearer single-process-token-0123")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	waitFor(t, "all exchanges through the API while ingest runs", 30*time.Second, func() bool {
+		code, body := get()
+		return code == 200 && strings.Count(body, `"exchange_id"`) == len(c.IDs)
+	})
+	stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("ingest: %v\n%s", err, stderr.String())
 	}
 }

@@ -17,10 +17,12 @@ import (
 	"github.com/rs/zerolog"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/mcplens/mcplens/api"
 	"github.com/mcplens/mcplens/pipeline"
 	"github.com/mcplens/mcplens/pipeline/chstore"
 	"github.com/mcplens/mcplens/pipeline/duckstore"
 	"github.com/mcplens/mcplens/pipeline/kafkasource"
+	"github.com/mcplens/mcplens/queries"
 	"github.com/mcplens/mcplens/schema"
 )
 
@@ -74,11 +76,25 @@ func run(ctx context.Context, cfg config, logger zerolog.Logger) error {
 			return nil
 		})
 	}
+	var apiSrv *http.Server
+	if cfg.APIListen != "" {
+		apiSrv, err = serveAPI(gctx, g, cfg, sink, logger, reg)
+		if err != nil {
+			return err
+		}
+	}
 	g.Go(func() error {
 		ready.Store(true)
 		logger.Info().Str("from", cfg.From).Str("to", cfg.To).Msg("ingest started")
 		err := engine.Run(gctx)
 		ready.Store(false)
+		if apiSrv != nil {
+			start := time.Now()
+			sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			_ = apiSrv.Shutdown(sctx)
+			cancel()
+			logger.Info().Dur("took", time.Since(start)).Msg("stopped api server")
+		}
 		if srv != nil {
 			start := time.Now()
 			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -89,6 +105,38 @@ func run(ctx context.Context, cfg config, logger zerolog.Logger) error {
 		return err
 	})
 	return g.Wait()
+}
+
+// serveAPI serves the REST API from the sink's store in this process.
+func serveAPI(ctx context.Context, g *errgroup.Group, cfg config, sink pipeline.Sink, logger zerolog.Logger, reg *prometheus.Registry) (*http.Server, error) {
+	if f, ok := sink.(faultySink); ok {
+		sink = f.Sink
+	}
+	engine, ok := sink.(queries.Engine)
+	if !ok {
+		return nil, fmt.Errorf("--api-listen needs a store sink (duckdb: or clickhouse://), not %s", cfg.To)
+	}
+	tokens, err := api.LoadTokens(cfg.TokensFile, os.Getenv("MCPLENS_TOKENS"))
+	if err != nil {
+		return nil, err
+	}
+	a, err := api.New(cfg.API, api.Deps{Store: queries.On(engine), Tokens: tokens, Logger: logger.With().Str("component", "api").Logger(), Registerer: reg, Gatherer: reg})
+	if err != nil {
+		return nil, err
+	}
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", cfg.APIListen)
+	if err != nil {
+		return nil, fmt.Errorf("listen %s: %w", cfg.APIListen, err)
+	}
+	srv := &http.Server{Handler: a, ReadHeaderTimeout: 5 * time.Second}
+	logger.Info().Str("addr", ln.Addr().String()).Msg("serving the REST API from the same store")
+	g.Go(func() error {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("serve api: %w", err)
+		}
+		return nil
+	})
+	return srv, nil
 }
 
 // faultySink fails writes while a file exists: a way for end-to-end tests
