@@ -17,7 +17,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/rs/zerolog"
+	"github.com/mcplens/mcplens/internal/logging"
 )
 
 func main() {
@@ -32,7 +32,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "api:", err)
 		os.Exit(2)
 	}
-	logger := newLogger(cfg.LogLevel, cfg.LogFormat)
+	logger := logging.New(os.Stderr, cfg.LogLevel, cfg.LogFormat, "api")
 	if err := cfg.Validate(); err != nil {
 		logger.Error().Err(err).Msg("invalid configuration")
 		os.Exit(2)
@@ -76,18 +76,4 @@ Every flag can also be set by the environment variable MCPLENS_<FLAG>
 Flags:
 `)
 	fs.PrintDefaults()
-}
-
-func newLogger(level, format string) zerolog.Logger {
-	lvl, err := zerolog.ParseLevel(level)
-	if err != nil {
-		lvl = zerolog.InfoLevel
-	}
-	var l zerolog.Logger
-	if format == "console" {
-		l = zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr})
-	} else {
-		l = zerolog.New(os.Stderr)
-	}
-	return l.Level(lvl).With().Timestamp().Str("component", "api").Logger()
 }

@@ -15,9 +15,8 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/rs/zerolog"
-
 	"github.com/mcplens/mcplens/internal/flagenv"
+	"github.com/mcplens/mcplens/internal/logging"
 )
 
 func main() {
@@ -37,7 +36,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "ingest:", err)
 		os.Exit(2)
 	}
-	logger := newLogger(cfg.LogLevel, cfg.LogFormat)
+	logger := logging.New(os.Stderr, cfg.LogLevel, cfg.LogFormat, "ingest")
 	if err := cfg.Validate(); err != nil {
 		logger.Error().Err(err).Msg("invalid configuration")
 		os.Exit(2)
@@ -48,18 +47,4 @@ func main() {
 		logger.Error().Err(err).Msg("ingest failed")
 		os.Exit(1)
 	}
-}
-
-func newLogger(level, format string) zerolog.Logger {
-	lvl, err := zerolog.ParseLevel(level)
-	if err != nil {
-		lvl = zerolog.InfoLevel
-	}
-	var l zerolog.Logger
-	if format == "console" {
-		l = zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr})
-	} else {
-		l = zerolog.New(os.Stderr)
-	}
-	return l.Level(lvl).With().Timestamp().Str("component", "ingest").Logger()
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/mcplens/mcplens/internal/flagenv"
+	"github.com/mcplens/mcplens/internal/logging"
 	"github.com/mcplens/mcplens/pipeline"
 	"github.com/mcplens/mcplens/schema"
 	"github.com/mcplens/mcplens/tap"
@@ -85,11 +86,7 @@ func main() {
 		}
 		os.Exit(2)
 	}
-	lvl, err := zerolog.ParseLevel(cfg.LogLevel)
-	if err != nil {
-		lvl = zerolog.InfoLevel
-	}
-	logger := zerolog.New(os.Stderr).Level(lvl).With().Timestamp().Str("component", "tap").Logger()
+	logger := logging.New(os.Stderr, cfg.LogLevel, "json", "tap")
 	if err := cfg.Validate(); err != nil {
 		logger.Error().Err(err).Msg("invalid configuration")
 		os.Exit(2)
