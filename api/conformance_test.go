@@ -3,14 +3,14 @@ package api
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"net/url"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcplens/mcplens/queries/querytest"
 )
 
 // The storage conformance cases (testdata/conformance/cases.json) and
@@ -45,38 +45,6 @@ func loadConformance(t *testing.T) (map[string][]confCase, func(query string) ma
 		return m
 	}
 	return cases, expected
-}
-
-// sameJSON compares JSON values, floats within a relative 1e-9.
-func sameJSON(a, b any) bool {
-	switch x := a.(type) {
-	case float64:
-		y, ok := b.(float64)
-		return ok && (x == y || math.Abs(x-y) <= 1e-9*math.Max(math.Abs(x), math.Abs(y)))
-	case []any:
-		y, ok := b.([]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if !sameJSON(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
-	case map[string]any:
-		y, ok := b.(map[string]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for k, v := range x {
-			if !sameJSON(v, y[k]) {
-				return false
-			}
-		}
-		return true
-	}
-	return reflect.DeepEqual(a, b)
 }
 
 // caseQuery turns a case's arguments into API query parameters: the range,
@@ -205,7 +173,7 @@ func TestQuestionsMatchConformance(t *testing.T) {
 			t.Run(query+"/"+c.Name, func(t *testing.T) {
 				body := decode[map[string]any](t, a.get(path, readToken), 200)
 				got := apiRows(query, body)
-				if !sameJSON(want[c.Name], got) {
+				if !querytest.SameJSON(want[c.Name], got) {
 					w, _ := json.MarshalIndent(want[c.Name], "", " ")
 					g, _ := json.MarshalIndent(got, "", " ")
 					t.Errorf("GET %s\nwant %s\n got %s", path, w, g)
@@ -226,7 +194,7 @@ func TestTimelineSecondPage(t *testing.T) {
 	_, expected := loadConformance(t)
 	want := expected("session_timeline")
 	first := decode[map[string]any](t, a.get("/api/v1/sessions/s-g2/timeline?"+fixtureRange+"&limit=2", readToken), 200)
-	if !sameJSON(want["s_g2_page1"], first["rows"]) {
+	if !querytest.SameJSON(want["s_g2_page1"], first["rows"]) {
 		t.Fatalf("first page %v, want %v", first["rows"], want["s_g2_page1"])
 	}
 	next, _ := first["next_url"].(string)
@@ -234,7 +202,7 @@ func TestTimelineSecondPage(t *testing.T) {
 		t.Fatal("no next_url on a full first page")
 	}
 	second := decode[map[string]any](t, a.get(next, readToken), 200)
-	if !sameJSON(want["s_g2_page2"], second["rows"]) {
+	if !querytest.SameJSON(want["s_g2_page2"], second["rows"]) {
 		t.Errorf("second page %v, want %v", second["rows"], want["s_g2_page2"])
 	}
 }
@@ -270,7 +238,7 @@ func TestExchangeMatchesConformance(t *testing.T) {
 		if w["no_response_reason"] == "" && ex["no_response_reason"] == nil {
 			delete(w, "no_response_reason") // omitted when empty
 		}
-		if !sameJSON(w, ex) {
+		if !querytest.SameJSON(w, ex) {
 			t.Errorf("%s: exchange\n got %v\nwant %v", c.Name, ex, w)
 		}
 	}
@@ -280,14 +248,14 @@ func TestExchangeMatchesConformance(t *testing.T) {
 		if len(want) == 0 {
 			continue // a wrong ts: not expressible
 		}
-		if body["bodies"] != bodiesIncluded || !sameJSON(want[0], body["body"]) {
+		if body["bodies"] != bodiesIncluded || !querytest.SameJSON(want[0], body["body"]) {
 			t.Errorf("%s: body %v (%v), want %v", c.Name, body["body"], body["bodies"], want[0])
 		}
 	}
 	for _, c := range cases["chain"] {
 		want := wantChains[c.Name]
 		body := decode[map[string]any](t, a.get("/api/v1/exchanges/"+url.PathEscape(c.Args["chain_id"].(string)), readToken), 200)
-		if !sameJSON(want, body["chain"]) {
+		if !querytest.SameJSON(want, body["chain"]) {
 			t.Errorf("chain %s: got %v\nwant %v", c.Name, body["chain"], want)
 		}
 	}

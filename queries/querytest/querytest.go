@@ -82,9 +82,9 @@ func canonical(t testing.TB, rows []map[string]any) []any {
 	return out
 }
 
-// sameJSON compares JSON values, floats within a relative 1e-9 (engines
+// SameJSON compares JSON values, floats within a relative 1e-9 (engines
 // may round the last bit of a quantile or ratio differently).
-func sameJSON(a, b any) bool {
+func SameJSON(a, b any) bool {
 	switch x := a.(type) {
 	case float64:
 		y, ok := b.(float64)
@@ -95,7 +95,7 @@ func sameJSON(a, b any) bool {
 			return false
 		}
 		for i := range x {
-			if !sameJSON(x[i], y[i]) {
+			if !SameJSON(x[i], y[i]) {
 				return false
 			}
 		}
@@ -106,7 +106,7 @@ func sameJSON(a, b any) bool {
 			return false
 		}
 		for k, v := range x {
-			if !sameJSON(v, y[k]) {
+			if !SameJSON(v, y[k]) {
 				return false
 			}
 		}
@@ -169,7 +169,7 @@ func Run(t *testing.T, dir string, e queries.Engine, rewrite bool) {
 			t.Fatal(err)
 		}
 		for _, c := range cases[name] {
-			if !sameJSON(want[c.Name], got[c.Name]) {
+			if !SameJSON(want[c.Name], got[c.Name]) {
 				w, _ := json.MarshalIndent(want[c.Name], "", " ")
 				g, _ := json.MarshalIndent(got[c.Name], "", " ")
 				t.Errorf("%s/%s differs from %s:\nwant %s\n got %s\nIf the change is intended, run `go test ./pipeline/duckstore -run TestConformance -update` and review the diff.", name, c.Name, path, w, g)
