@@ -24,18 +24,34 @@ func benchBodies(size int) (req, jsonBody, sseBody []byte) {
 
 var benchSizes = []int{1 << 10, 2 << 10, 4 << 10, 20 << 10}
 
+// benchCase is one exchange of the benchmarks and the JSON response body of
+// its size, the naive decoder's input.
+type benchCase struct {
+	name string
+	ex   Exchange
+	body []byte
+	json []byte
+}
+
+// benchExchanges returns the JSON and the SSE exchange of a body size.
+func benchExchanges(size int) []benchCase {
+	req, js, sse := benchBodies(size)
+	mk := func(ct string, body []byte) Exchange {
+		return Exchange{HTTPMethod: "POST", RequestBody: req, Status: 200, ResponseHeaders: Header{"content-type": ct}, ResponseBody: body, Stream: StreamComplete}
+	}
+	return []benchCase{
+		{"json", mk("application/json", js), js, js},
+		{"sse", mk("text/event-stream", sse), sse, js},
+	}
+}
+
 // BenchmarkClassify measures classification of whole exchanges (request and
 // response parsed). Compare with BenchmarkNaiveDecode: one json.Unmarshal of
 // the same response body into map[string]any.
 func BenchmarkClassify(b *testing.B) {
 	for _, size := range benchSizes {
-		req, js, sse := benchBodies(size)
-		for _, c := range []struct {
-			name string
-			ct   string
-			body []byte
-		}{{"json", "application/json", js}, {"sse", "text/event-stream", sse}} {
-			ex := Exchange{HTTPMethod: "POST", RequestBody: req, Status: 200, ResponseHeaders: Header{"content-type": c.ct}, ResponseBody: c.body, Stream: StreamComplete}
+		for _, c := range benchExchanges(size) {
+			ex := c.ex
 			b.Run(fmt.Sprintf("%s/%dKiB", c.name, size>>10), func(b *testing.B) {
 				b.ReportAllocs()
 				b.SetBytes(int64(len(c.body)))
@@ -73,13 +89,8 @@ func BenchmarkNaiveDecode(b *testing.B) {
 // other processes hits both sides alike.
 func BenchmarkClassifyRatio(b *testing.B) {
 	for _, size := range benchSizes {
-		req, js, sse := benchBodies(size)
-		for _, c := range []struct {
-			name string
-			ct   string
-			body []byte
-		}{{"json", "application/json", js}, {"sse", "text/event-stream", sse}} {
-			ex := Exchange{HTTPMethod: "POST", RequestBody: req, Status: 200, ResponseHeaders: Header{"content-type": c.ct}, ResponseBody: c.body, Stream: StreamComplete}
+		for _, c := range benchExchanges(size) {
+			ex, js := c.ex, c.json
 			b.Run(fmt.Sprintf("%s/%dKiB", c.name, size>>10), func(b *testing.B) {
 				const round = 16
 				var tc, tn time.Duration
