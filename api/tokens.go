@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -126,16 +127,19 @@ func (t *Tokens) add(line, where string) error {
 						e.scopes = append(e.scopes, sc)
 					}
 				default:
-					return fmt.Errorf("token %s: unknown scope %q (want read, bodies)", where, s)
+					return fmt.Errorf("token %s: unknown scope %s (want read, bodies)", where, echo(s))
 				}
 			}
 		case "name":
 			if v == "" {
 				return fmt.Errorf("token %s: empty name", where)
 			}
+			if !validName(v) {
+				return fmt.Errorf("token %s: name longer than %d characters or not plain printable text without quotes or backslashes", where, maxNameLength)
+			}
 			e.name = v
 		default:
-			return fmt.Errorf("token %s: unknown attribute %q (want scopes=, name=)", where, k)
+			return fmt.Errorf("token %s: unknown attribute %s (want scopes=, name=)", where, echo(k))
 		}
 	}
 	if !sawScopes {
@@ -191,4 +195,35 @@ func LoadTokens(file, list string) (*Tokens, error) {
 		errs = append(errs, tokens.ParseTokenList(list, "MCPLENS_TOKENS"))
 	}
 	return tokens, errors.Join(errs...)
+}
+
+// maxNameLength bounds a token's name, which appears in logs and errors.
+const maxNameLength = 64
+
+// validName accepts names that print as themselves: %q leaves them
+// unchanged apart from the surrounding quotes, so an error naming one
+// cannot spell out text that is not in the tokens file.
+func validName(s string) bool {
+	if len(s) > maxNameLength {
+		return false
+	}
+	for _, r := range s {
+		if r == '"' || r == '\\' || !strconv.IsPrint(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// echo quotes a misspelt attribute or scope for an error message only
+// when it is too short to be a token and plain letters, digits, '_' or
+// '-'. Anything else may be a token pasted in the wrong place, so the
+// message says how long it is instead.
+func echo(s string) string {
+	if len(s) < MinTokenLength && s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
+	}) < 0 {
+		return strconv.Quote(s)
+	}
+	return fmt.Sprintf("(%d bytes, not shown)", len(s))
 }

@@ -112,6 +112,30 @@ func TestTokens(t *testing.T) {
 	}
 }
 
+// TestTokenErrorsEcho: a misspelt attribute or scope is named so the
+// operator can fix it; anything long enough to be a token, or that would
+// print escaped, is described by its length instead.
+func TestTokenErrorsEcho(t *testing.T) {
+	for line, want := range map[string]string{
+		"long-enough-token-123 scopes=read scope=read":                      `unknown attribute "scope"`,
+		"long-enough-token-123 scopes=reed":                                 `unknown scope "reed"`,
+		"long-enough-token-123 scopes=read second-pasted-token-456":         "unknown attribute (23 bytes, not shown)",
+		"long-enough-token-123 scopes=read,second-pasted-token-456":         "unknown scope (23 bytes, not shown)",
+		"long-enough-token-123 scopes=read \x00abc":                         "unknown attribute (4 bytes, not shown)",
+		"long-enough-token-123 scopes=read name=a\"b":                       "not plain printable text",
+		"long-enough-token-123 scopes=read name=" + strings.Repeat("n", 65): "longer than 64",
+	} {
+		var tk Tokens
+		err := tk.ReadTokens(strings.NewReader(line), "f")
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: error %v, want %q", line, err, want)
+		}
+		if err != nil && strings.Contains(err.Error(), "pasted-token") {
+			t.Errorf("%q: error shows the token: %v", line, err)
+		}
+	}
+}
+
 func TestConfig(t *testing.T) {
 	var c Config
 	fs := flag.NewFlagSet("x", flag.ContinueOnError)
