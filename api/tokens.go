@@ -220,9 +220,10 @@ func validName(s string) bool {
 // '-'. Anything else may be a token pasted in the wrong place, so the
 // message says how long it is instead.
 func echo(s string) string {
-	if len(s) < MinTokenLength && s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
-	}) < 0 {
+	plain := func(r rune) bool {
+		return r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
+	}
+	if len(s) < MinTokenLength && s != "" && strings.IndexFunc(s, func(r rune) bool { return !plain(r) }) < 0 {
 		return strconv.Quote(s)
 	}
 	return fmt.Sprintf("(%d bytes, not shown)", len(s))
