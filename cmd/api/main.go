@@ -64,7 +64,9 @@ separated by ';'), one per line in either form:
   TOKEN scopes=read name=dashboard            # the token itself, >= 16 characters
 
 Scope read answers every endpoint; bodies adds recorded headers and bodies
-to /api/v1/exchanges/{id}. Only hashes are kept in memory. --dev runs
+to /api/v1/exchanges/{id}. A name is at most 64 printable characters
+without quotes or backslashes. Only hashes are kept in memory, and errors
+about the file never show a token. --dev runs
 without authentication, for a local demo only.
 
 A DuckDB file is opened read-only (another process may not write it
