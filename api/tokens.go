@@ -223,7 +223,7 @@ func echo(s string) string {
 	plain := func(r rune) bool {
 		return r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
 	}
-	if len(s) < MinTokenLength && s != "" && strings.IndexFunc(s, func(r rune) bool { return !plain(r) }) < 0 {
+	if len(s) < MinTokenLength && s != "" && strings.TrimFunc(s, plain) == "" {
 		return strconv.Quote(s)
 	}
 	return fmt.Sprintf("(%d bytes, not shown)", len(s))
