@@ -25,7 +25,7 @@ test-go:
 # go1.27); a count never arms that deadline. FUZZTIME=2m (or 1000000x)
 # overrides every budget for a longer hunt.
 FUZZ_TARGETS := FuzzClassify:./classify:300000x FuzzDecode:./pipeline:150000x \
-	FuzzUnescape:./pipeline:150000x FuzzRedact:./pipeline:150000x \
+	FuzzUnescape:./pipeline:150000x FuzzRedact:./redact:150000x \
 	FuzzParseURL:./pipeline/kafkasource:150000x FuzzClientInfo:./tap:200000x \
 	FuzzParseCursor:./queries:300000x FuzzLikePattern:./queries:300000x \
 	FuzzGateway:./deploy/shippers:200000x FuzzParseTime:./api:70000x \
@@ -53,9 +53,9 @@ bench:
 	fi; \
 	{ $(GO) test -run='^$$' -bench='^BenchmarkClassifyRatio$$' -count=1 ./classify && \
 	  $(GO) test -run='^$$' -bench='^(BenchmarkPipeline|BenchmarkNaiveLineDecode|BenchmarkPendingMemory)$$' -benchtime=5x -cpu=1 -benchmem -count=1 ./pipeline && \
-	  $(GO) test -run='^$$' -bench='^BenchmarkEndToEnd$$' -benchtime=5x -benchmem -count=1 ./pipeline/duckstore && \
+	  $(GO) test -run='^$$' -bench='^BenchmarkEndToEnd$$' -benchtime=5x -benchmem -count=1 ./store/duckstore && \
 	  $(GO) test -run='^$$' -bench='^BenchmarkKafkaToDuckDB$$' -benchtime=3x -count=1 ./e2e && \
-	  $(GO) test -run='^$$' -bench='^BenchmarkEncodeExchanges$$' -benchtime=20x -benchmem -count=1 ./pipeline/chstore && \
+	  $(GO) test -run='^$$' -bench='^BenchmarkEncodeExchanges$$' -benchtime=20x -benchmem -count=1 ./store/chstore && \
 	  $(GO) test -run='^$$' -bench='^BenchmarkRoutes$$' -benchtime=50x -count=1 -timeout=30m ./api; } | $(GO) run ./internal/benchtable; \
 	status=$$?; if [ -n "$$started" ]; then bash deploy/kafka/kafka.sh stop >/dev/null; fi; exit $$status
 
@@ -97,6 +97,6 @@ test-chdb:
 ## question's p50/p99 over 1,000,000 stored exchanges.
 .PHONY: bench-store
 bench-store:
-	{ $(GO) test -run='^$$' -bench='^(BenchmarkSinkWrite|BenchmarkEndToEnd)$$' -benchtime=5x -benchmem -count=1 ./pipeline/duckstore && \
-	  $(GO) test -run='^$$' -bench='^BenchmarkEncodeExchanges$$' -benchtime=20x -benchmem -count=1 ./pipeline/chstore && \
-	  $(GO) test -run='^$$' -bench='^BenchmarkQuestions$$' -benchtime=30x -benchmem -count=1 -timeout=30m ./pipeline/duckstore; } | $(GO) run ./internal/benchtable
+	{ $(GO) test -run='^$$' -bench='^(BenchmarkSinkWrite|BenchmarkEndToEnd)$$' -benchtime=5x -benchmem -count=1 ./store/duckstore && \
+	  $(GO) test -run='^$$' -bench='^BenchmarkEncodeExchanges$$' -benchtime=20x -benchmem -count=1 ./store/chstore && \
+	  $(GO) test -run='^$$' -bench='^BenchmarkQuestions$$' -benchtime=30x -benchmem -count=1 -timeout=30m ./store/duckstore; } | $(GO) run ./internal/benchtable

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/mcplens/mcplens/api/apitest"
-	"github.com/mcplens/mcplens/pipeline/duckstore"
+	"github.com/mcplens/mcplens/store/duckstore"
 )
 
 // The benchmark store: a million generated exchanges over 30 days of

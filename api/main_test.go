@@ -22,8 +22,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/mcplens/mcplens/api/apitest"
-	"github.com/mcplens/mcplens/pipeline/duckstore"
 	"github.com/mcplens/mcplens/queries"
+	"github.com/mcplens/mcplens/store/duckstore"
 )
 
 // testNow is the clock of the tests: the corpus spans November 2026.

@@ -12,10 +12,11 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/mcplens/mcplens/pipeline"
-	"github.com/mcplens/mcplens/pipeline/duckstore"
 	"github.com/mcplens/mcplens/pipeline/kafkasource"
 	"github.com/mcplens/mcplens/pipeline/kafkatest"
 	"github.com/mcplens/mcplens/pipeline/pipelinetest"
+	"github.com/mcplens/mcplens/schema"
+	"github.com/mcplens/mcplens/store/duckstore"
 )
 
 // countingSink counts the exchanges its store acknowledged.
@@ -24,7 +25,7 @@ type countingSink struct {
 	n atomic.Int64
 }
 
-func (c *countingSink) Write(ctx context.Context, b *pipeline.Batch) error {
+func (c *countingSink) Write(ctx context.Context, b *schema.Batch) error {
 	if err := c.Sink.Write(ctx, b); err != nil {
 		return err
 	}

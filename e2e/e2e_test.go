@@ -21,9 +21,9 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/mcplens/mcplens/internal/demo"
-	"github.com/mcplens/mcplens/pipeline/duckstore"
 	"github.com/mcplens/mcplens/pipeline/kafkatest"
 	"github.com/mcplens/mcplens/queries"
+	"github.com/mcplens/mcplens/store/duckstore"
 )
 
 var bin string

@@ -16,8 +16,8 @@ import (
 
 	"github.com/mcplens/mcplens/incident"
 	"github.com/mcplens/mcplens/pipeline"
-	"github.com/mcplens/mcplens/pipeline/duckstore"
 	"github.com/mcplens/mcplens/queries"
+	"github.com/mcplens/mcplens/store/duckstore"
 )
 
 // loadStore ingests pipeline fixtures into a fresh DuckDB store.

@@ -15,12 +15,13 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/mcplens/mcplens/pipeline/pipelinetest"
+	"github.com/mcplens/mcplens/schema"
 )
 
 // discardSink encodes every record as the stdout sink does, to io.Discard.
 type discardSink struct{ enc *json.Encoder }
 
-func (s discardSink) Write(_ context.Context, b *Batch) error {
+func (s discardSink) Write(_ context.Context, b *schema.Batch) error {
 	for i := range b.Exchanges {
 		if err := s.enc.Encode(&b.Exchanges[i]); err != nil {
 			return err

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/mcplens/mcplens/redact"
 )
 
 // Config is the pipeline's configuration. RegisterFlags sets the defaults.
@@ -13,7 +15,7 @@ type Config struct {
 	Correlator CorrelatorConfig
 	Chains     ChainConfig
 	Dedupe     DedupeConfig
-	Redact     RedactConfig
+	Redact     redact.Config
 
 	// BatchSize is how many rows trigger a sink write. Default 10,000.
 	BatchSize int

@@ -2,12 +2,10 @@ package pipeline
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
+	"iter"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -15,6 +13,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/mcplens/mcplens/classify"
+	"github.com/mcplens/mcplens/redact"
 	"github.com/mcplens/mcplens/schema"
 )
 
@@ -38,13 +37,13 @@ type Engine struct {
 	m        *metrics
 	dec      *Decoder
 	dedupe   *Dedupe
-	redactor *Redactor
+	redactor *redact.Redactor
 	corr     *Correlator
 	chains   *Chains
 	ann      *Annotations
 	offsets  *Offsets
 
-	batch     Batch
+	batch     schema.Batch
 	batchPos  []Position
 	evictSeen int
 }
@@ -60,7 +59,7 @@ func New(cfg Config, d Deps) (*Engine, error) {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	red, err := NewRedactor(cfg.Redact)
+	red, err := redact.New(cfg.Redact)
 	if err != nil {
 		return nil, fmt.Errorf("build redactor: %w", err)
 	}
@@ -244,7 +243,7 @@ func (e *Engine) flush(ctx context.Context) error {
 	e.m.pending.Set(float64(pending))
 	e.m.pendingBytes.Set(float64(bytes))
 	if e.batch.Len() > 0 {
-		e.batch.Token = batchToken(e.batchPos)
+		e.batch.Token = schema.BatchToken(positions(e.batchPos))
 		start := time.Now()
 		backoff := e.cfg.RetryMin
 		for {
@@ -264,7 +263,7 @@ func (e *Engine) flush(ctx context.Context) error {
 		e.m.sinkSeconds.Observe(time.Since(start).Seconds())
 		e.m.sinkRows.Add(float64(e.batch.Len()))
 		e.offsets.Done(e.batchPos...)
-		e.batch = Batch{}
+		e.batch = schema.Batch{}
 		e.batchPos = e.batchPos[:0]
 	}
 	e.m.inflight.Set(float64(e.offsets.InFlight()))
@@ -291,25 +290,14 @@ func (e *Engine) flush(ctx context.Context) error {
 	return nil
 }
 
-// batchToken names a batch by the source positions it covers, so that a
-// store can tell a retried batch from a new one.
-func batchToken(ps []Position) string {
-	type span struct{ lo, hi int64 }
-	spans := map[string]*span{}
-	var order []string
-	for _, p := range ps {
-		s := spans[p.Stream]
-		if s == nil {
-			spans[p.Stream] = &span{p.Offset, p.Offset}
-			order = append(order, p.Stream)
-			continue
+// positions yields the stream and offset of each position, for
+// [schema.BatchToken].
+func positions(ps []Position) iter.Seq2[string, int64] {
+	return func(yield func(string, int64) bool) {
+		for _, p := range ps {
+			if !yield(p.Stream, p.Offset) {
+				return
+			}
 		}
-		s.lo, s.hi = min(s.lo, p.Offset), max(s.hi, p.Offset)
 	}
-	h := sha256.New()
-	for _, st := range order {
-		s := spans[st]
-		_, _ = io.WriteString(h, st+"\x00"+strconv.FormatInt(s.lo, 10)+"-"+strconv.FormatInt(s.hi, 10)+"\x00"+strconv.Itoa(len(ps))+"\n")
-	}
-	return hex.EncodeToString(h.Sum(nil)[:16])
 }

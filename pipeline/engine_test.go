@@ -79,7 +79,7 @@ type memSink struct {
 	tokens    []string
 }
 
-func (s *memSink) Write(_ context.Context, b *Batch) error {
+func (s *memSink) Write(_ context.Context, b *schema.Batch) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.writes++

@@ -10,6 +10,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/mcplens/mcplens/schema"
 )
 
 // FileSink appends exchange records to an NDJSON file (and quarantined
@@ -89,7 +91,7 @@ func openRecovered(path, key string, seen map[string]bool) (*os.File, error) {
 }
 
 // Write appends the batch's new exchanges and quarantined lines and syncs.
-func (s *FileSink) Write(ctx context.Context, b *Batch) error {
+func (s *FileSink) Write(ctx context.Context, b *schema.Batch) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}

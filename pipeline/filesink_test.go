@@ -14,8 +14,8 @@ import (
 func TestFileSinkIsIdempotentAcrossRestarts(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "out.ndjson")
 	ctx := context.Background()
-	batch := func(ids ...string) *Batch {
-		b := &Batch{}
+	batch := func(ids ...string) *schema.Batch {
+		b := &schema.Batch{}
 		for _, id := range ids {
 			b.Exchanges = append(b.Exchanges, schema.Exchange{ExchangeID: id, TS: time.Unix(0, 0).UTC()})
 		}

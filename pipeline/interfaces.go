@@ -53,26 +53,10 @@ type Source interface {
 	Close() error
 }
 
-// Batch is what the pipeline hands to a sink in one write.
-type Batch struct {
-	Exchanges   []schema.Exchange
-	Bodies      []schema.Body
-	Quarantine  []schema.Quarantined
-	Annotations []schema.ToolAnnotation
-	// Token identifies the batch by the source positions it covers, so a
-	// store can drop a retried batch it already holds.
-	Token string
-}
-
-// Len is the number of rows in the batch.
-func (b *Batch) Len() int {
-	return len(b.Exchanges) + len(b.Bodies) + len(b.Quarantine) + len(b.Annotations)
-}
-
 // Sink stores batches. Write returns nil only after the batch is durable;
 // the pipeline commits source positions only after that. A Sink is used by
 // one goroutine at a time.
 type Sink interface {
-	Write(ctx context.Context, b *Batch) error
+	Write(ctx context.Context, b *schema.Batch) error
 	Close() error
 }

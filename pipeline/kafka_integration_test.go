@@ -15,6 +15,7 @@ import (
 	"github.com/mcplens/mcplens/pipeline/kafkasource"
 	"github.com/mcplens/mcplens/pipeline/kafkatest"
 	"github.com/mcplens/mcplens/pipeline/pipelinetest"
+	"github.com/mcplens/mcplens/schema"
 )
 
 // flakySink refuses writes until it is healed, then keeps what it gets.
@@ -25,7 +26,7 @@ type flakySink struct {
 	received map[string]int
 }
 
-func (s *flakySink) Write(_ context.Context, b *pipeline.Batch) error {
+func (s *flakySink) Write(_ context.Context, b *schema.Batch) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.broken {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/mcplens/mcplens/redact"
 	"github.com/mcplens/mcplens/schema"
 )
 
@@ -39,7 +40,7 @@ func QuarantineReason(err error) string {
 		reason = "unknown"
 	}
 	if len(reason) > maxQuarantineReason {
-		reason = truncateUTF8(reason, maxQuarantineReason)
+		reason = redact.TruncateUTF8(reason, maxQuarantineReason)
 	}
 	return reason
 }

@@ -71,7 +71,7 @@ func newQuarantineLine(q *schema.Quarantined) quarantineLine {
 }
 
 // Write writes the batch's exchanges and quarantined lines and flushes.
-func (s *StdoutSink) Write(ctx context.Context, b *Batch) error {
+func (s *StdoutSink) Write(ctx context.Context, b *schema.Batch) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}

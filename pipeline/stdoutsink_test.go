@@ -17,7 +17,7 @@ func TestStdoutSink(t *testing.T) {
 	var ex, q bytes.Buffer
 	s := NewStdoutSink(&ex, &q)
 	ts := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	b := &Batch{
+	b := &schema.Batch{
 		Exchanges: []schema.Exchange{
 			{ExchangeID: "x-1", TS: ts, HTTPStatus: 200, Result: classify.Result{Outcome: classify.ToolError, Method: "tools/call"}},
 			{ExchangeID: "x-2", TS: ts, HTTPStatus: 503, Sources: []string{"gateway", "client"}},
@@ -57,7 +57,7 @@ func TestStdoutSink(t *testing.T) {
 func TestStdoutSinkSameWriter(t *testing.T) {
 	var out bytes.Buffer
 	s := NewStdoutSink(&out, &out)
-	b := &Batch{Exchanges: []schema.Exchange{{ExchangeID: "x"}}, Quarantine: []schema.Quarantined{{Raw: []byte("r")}}}
+	b := &schema.Batch{Exchanges: []schema.Exchange{{ExchangeID: "x"}}, Quarantine: []schema.Quarantined{{Raw: []byte("r")}}}
 	if err := s.Write(context.Background(), b); err != nil {
 		t.Fatal(err)
 	}
@@ -72,13 +72,13 @@ func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("broken p
 
 func TestStdoutSinkErrors(t *testing.T) {
 	s := NewStdoutSink(failingWriter{}, failingWriter{})
-	if err := s.Write(context.Background(), &Batch{Exchanges: []schema.Exchange{{ExchangeID: "x"}}}); err == nil || !strings.Contains(err.Error(), "broken pipe") {
+	if err := s.Write(context.Background(), &schema.Batch{Exchanges: []schema.Exchange{{ExchangeID: "x"}}}); err == nil || !strings.Contains(err.Error(), "broken pipe") {
 		t.Errorf("write to a failing writer: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	var buf bytes.Buffer
-	if err := NewStdoutSink(&buf, &buf).Write(ctx, &Batch{Exchanges: []schema.Exchange{{}}}); !errors.Is(err, context.Canceled) || buf.Len() != 0 {
+	if err := NewStdoutSink(&buf, &buf).Write(ctx, &schema.Batch{Exchanges: []schema.Exchange{{}}}); !errors.Is(err, context.Canceled) || buf.Len() != 0 {
 		t.Errorf("write with a done context: %v, %d bytes written", err, buf.Len())
 	}
 }

@@ -10,8 +10,8 @@ import (
 	"path/filepath"
 	"runtime"
 
-	"github.com/mcplens/mcplens/pipeline/duckstore"
 	"github.com/mcplens/mcplens/queries/querytest"
+	"github.com/mcplens/mcplens/store/duckstore"
 )
 
 // CorpusPath returns the path of the conformance corpus in this checkout.

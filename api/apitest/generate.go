@@ -8,9 +8,8 @@ import (
 	"time"
 
 	"github.com/mcplens/mcplens/classify"
-	"github.com/mcplens/mcplens/pipeline"
-	"github.com/mcplens/mcplens/pipeline/duckstore"
 	"github.com/mcplens/mcplens/schema"
+	"github.com/mcplens/mcplens/store/duckstore"
 )
 
 // GenerateConfig shapes a generated store. Exchanges are spread evenly
@@ -44,7 +43,7 @@ func Generate(ctx context.Context, s *duckstore.Store, cfg GenerateConfig) error
 	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15))
 	step := cfg.Span / time.Duration(max(cfg.Exchanges, 1))
-	b := &pipeline.Batch{}
+	b := &schema.Batch{}
 	for t := 0; t < genTools; t++ {
 		for sv := 0; sv < genServers; sv++ {
 			b.Annotations = append(b.Annotations, schema.ToolAnnotation{
@@ -79,7 +78,7 @@ func Generate(ctx context.Context, s *duckstore.Store, cfg GenerateConfig) error
 			}
 			last := *prev
 			prev = &last
-			b = &pipeline.Batch{}
+			b = &schema.Batch{}
 		}
 	}
 	return nil

@@ -8,9 +8,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
-	"github.com/mcplens/mcplens/pipeline/chstore"
 	"github.com/mcplens/mcplens/queries"
 	"github.com/mcplens/mcplens/schema"
+	"github.com/mcplens/mcplens/store/chstore"
 )
 
 // registerClickHouseFlags registers the ClickHouse settings a reader

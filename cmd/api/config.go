@@ -9,7 +9,7 @@ import (
 
 	"github.com/mcplens/mcplens/api"
 	"github.com/mcplens/mcplens/internal/flagenv"
-	"github.com/mcplens/mcplens/pipeline/chstore"
+	"github.com/mcplens/mcplens/store/chstore"
 )
 
 // config is everything api is told by flags or environment.

@@ -16,8 +16,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/mcplens/mcplens/api"
-	"github.com/mcplens/mcplens/pipeline/duckstore"
 	"github.com/mcplens/mcplens/queries"
+	"github.com/mcplens/mcplens/store/duckstore"
 )
 
 // deps are what main hands run besides the configuration.

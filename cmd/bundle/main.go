@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/mcplens/mcplens/incident"
-	"github.com/mcplens/mcplens/pipeline/duckstore"
 	"github.com/mcplens/mcplens/queries"
+	"github.com/mcplens/mcplens/store/duckstore"
 )
 
 type config struct {

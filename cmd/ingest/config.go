@@ -7,8 +7,8 @@ import (
 
 	"github.com/mcplens/mcplens/api"
 	"github.com/mcplens/mcplens/pipeline"
-	"github.com/mcplens/mcplens/pipeline/chstore"
 	"github.com/mcplens/mcplens/schema"
+	"github.com/mcplens/mcplens/store/chstore"
 )
 
 // config is everything ingest is told by flags or environment.

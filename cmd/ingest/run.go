@@ -19,11 +19,11 @@ import (
 
 	"github.com/mcplens/mcplens/api"
 	"github.com/mcplens/mcplens/pipeline"
-	"github.com/mcplens/mcplens/pipeline/chstore"
-	"github.com/mcplens/mcplens/pipeline/duckstore"
 	"github.com/mcplens/mcplens/pipeline/kafkasource"
 	"github.com/mcplens/mcplens/queries"
 	"github.com/mcplens/mcplens/schema"
+	"github.com/mcplens/mcplens/store/chstore"
+	"github.com/mcplens/mcplens/store/duckstore"
 )
 
 // run wires source, engine, sink and the HTTP endpoints, and stops them in
@@ -146,7 +146,7 @@ type faultySink struct {
 	file string
 }
 
-func (f faultySink) Write(ctx context.Context, b *pipeline.Batch) error {
+func (f faultySink) Write(ctx context.Context, b *schema.Batch) error {
 	if _, err := os.Stat(f.file); err == nil {
 		return errors.New("store unavailable (fault injected)")
 	}

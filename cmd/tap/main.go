@@ -25,7 +25,7 @@ import (
 
 	"github.com/mcplens/mcplens/internal/flagenv"
 	"github.com/mcplens/mcplens/internal/logging"
-	"github.com/mcplens/mcplens/pipeline"
+	"github.com/mcplens/mcplens/redact"
 	"github.com/mcplens/mcplens/schema"
 	"github.com/mcplens/mcplens/tap"
 )
@@ -36,7 +36,7 @@ type config struct {
 	To       string
 	LogLevel string
 	Tap      tap.Config
-	Redact   pipeline.RedactConfig
+	Redact   redact.Config
 }
 
 func (c *config) RegisterFlags(fs *flag.FlagSet) {
@@ -113,7 +113,7 @@ func run(ctx context.Context, cfg config, logger zerolog.Logger) error {
 		err := closeWriter()
 		logger.Info().Err(err).Dur("took", time.Since(start)).Msg("closed event writer")
 	}()
-	red, err := pipeline.NewRedactor(cfg.Redact)
+	red, err := redact.New(cfg.Redact)
 	if err != nil {
 		return fmt.Errorf("build redactor: %w", err)
 	}

@@ -7,19 +7,18 @@ import (
 	"os"
 	"time"
 
-	"github.com/mcplens/mcplens/pipeline"
 	"github.com/mcplens/mcplens/schema"
 )
 
 // ReadCorpus reads a conformance corpus: one {"table": ..., "row": ...}
 // line per stored row, as the duckstore conformance test writes it.
-func ReadCorpus(path string) (*pipeline.Batch, error) {
+func ReadCorpus(path string) (*schema.Batch, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open corpus: %w", err)
 	}
 	defer f.Close()
-	b := &pipeline.Batch{Token: "corpus"}
+	b := &schema.Batch{Token: "corpus"}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for n := 1; sc.Scan(); n++ {

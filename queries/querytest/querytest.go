@@ -162,7 +162,7 @@ func Run(t *testing.T, dir string, e queries.Engine, rewrite bool) {
 		}
 		b, err := os.ReadFile(path)
 		if err != nil {
-			t.Fatalf("read %s: %v (run `go test ./pipeline/duckstore -run TestConformance -update`)", path, err)
+			t.Fatalf("read %s: %v (run `go test ./store/duckstore -run TestConformance -update`)", path, err)
 		}
 		var want map[string]any
 		if err := json.Unmarshal(b, &want); err != nil {
@@ -172,7 +172,7 @@ func Run(t *testing.T, dir string, e queries.Engine, rewrite bool) {
 			if !SameJSON(want[c.Name], got[c.Name]) {
 				w, _ := json.MarshalIndent(want[c.Name], "", " ")
 				g, _ := json.MarshalIndent(got[c.Name], "", " ")
-				t.Errorf("%s/%s differs from %s:\nwant %s\n got %s\nIf the change is intended, run `go test ./pipeline/duckstore -run TestConformance -update` and review the diff.", name, c.Name, path, w, g)
+				t.Errorf("%s/%s differs from %s:\nwant %s\n got %s\nIf the change is intended, run `go test ./store/duckstore -run TestConformance -update` and review the diff.", name, c.Name, path, w, g)
 			}
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/mcplens/mcplens/classify"
-	"github.com/mcplens/mcplens/pipeline"
 	"github.com/mcplens/mcplens/schema"
 )
 
@@ -63,8 +62,8 @@ func (g *generator) exchange() (schema.Exchange, schema.Body) {
 	return e, b
 }
 
-func (g *generator) batch(n int) *pipeline.Batch {
-	b := &pipeline.Batch{Token: fmt.Sprintf("gen-%d", g.n)}
+func (g *generator) batch(n int) *schema.Batch {
+	b := &schema.Batch{Token: fmt.Sprintf("gen-%d", g.n)}
 	for i := 0; i < n; i++ {
 		e, body := g.exchange()
 		b.Exchanges = append(b.Exchanges, e)

@@ -31,12 +31,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
-	"github.com/mcplens/mcplens/pipeline"
 	"github.com/mcplens/mcplens/queries"
 	"github.com/mcplens/mcplens/schema"
 )
 
-// Store is a ClickHouse database: a pipeline.Sink and a queries.Store.
+// Store is a ClickHouse database: an ingest sink and a queries.Store.
 // Safe for concurrent use (the driver pools connections); Write is called
 // by one goroutine, the pipeline.
 type Store struct {
@@ -157,7 +156,6 @@ func (s *Store) Migrate(ctx context.Context, opts schema.Options) error {
 }
 
 var (
-	_ pipeline.Sink  = (*Store)(nil)
 	_ queries.Store  = (*Store)(nil)
 	_ queries.Engine = (*Store)(nil)
 )
@@ -202,7 +200,7 @@ func (s *Store) Run(ctx context.Context, q *queries.Query, args queries.Args) (*
 }
 
 // Seed returns the exchanges stored within window of the newest one and
-// the latest tool annotations, for pipeline.Engine.Seed after a restart.
+// the latest tool annotations, for the ingest engine to seed after a restart.
 func (s *Store) Seed(ctx context.Context, window time.Duration) ([]schema.Exchange, []schema.ToolAnnotation, error) {
 	return s.ChainWindow(ctx, window)
 }

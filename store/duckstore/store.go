@@ -35,7 +35,6 @@ import (
 	"github.com/duckdb/duckdb-go/v2"
 	"github.com/rs/zerolog"
 
-	"github.com/mcplens/mcplens/pipeline"
 	"github.com/mcplens/mcplens/queries"
 	"github.com/mcplens/mcplens/schema"
 )
@@ -64,7 +63,7 @@ type Options struct {
 	Logger zerolog.Logger
 }
 
-// Store is one DuckDB file: a pipeline.Sink and a queries.Store. It is
+// Store is one DuckDB file: an ingest sink and a queries.Store. It is
 // safe for concurrent use; writes are serialized.
 type Store struct {
 	*queries.Questions
@@ -169,7 +168,6 @@ func open(ctx context.Context, path string, readOnly bool, opts Options) (*Store
 }
 
 var (
-	_ pipeline.Sink  = (*Store)(nil)
 	_ queries.Store  = (*Store)(nil)
 	_ queries.Engine = (*Store)(nil)
 )
@@ -191,7 +189,7 @@ func (s *Store) Close() error {
 }
 
 // Seed returns the exchanges stored within window of the newest one and
-// the latest tool annotations, for pipeline.Engine.Seed after a restart.
+// the latest tool annotations, for the ingest engine to seed after a restart.
 func (s *Store) Seed(ctx context.Context, window time.Duration) ([]schema.Exchange, []schema.ToolAnnotation, error) {
 	return s.ChainWindow(ctx, window)
 }

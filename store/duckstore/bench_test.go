@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcplens/mcplens/pipeline"
 	"github.com/mcplens/mcplens/queries"
+	"github.com/mcplens/mcplens/schema"
 )
 
 //go:embed testdata/bench_exchanges.sql
@@ -32,7 +33,7 @@ func BenchmarkSinkWrite(b *testing.B) {
 	}
 	defer s.Close()
 	gen := newGenerator(time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC))
-	batches := make([]*pipeline.Batch, 10)
+	batches := make([]*schema.Batch, 10)
 	for i := range batches {
 		batches[i] = gen.batch(10_000)
 	}

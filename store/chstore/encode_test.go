@@ -14,7 +14,6 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/proto"
 
 	"github.com/mcplens/mcplens/classify"
-	"github.com/mcplens/mcplens/pipeline"
 	"github.com/mcplens/mcplens/queries/querytest"
 	"github.com/mcplens/mcplens/schema"
 )
@@ -91,7 +90,7 @@ func roundTrip(t *testing.T, b *proto.Block) *proto.Block {
 	return out
 }
 
-func loadCorpusBatch(t testing.TB) *pipeline.Batch {
+func loadCorpusBatch(t testing.TB) *schema.Batch {
 	b, err := querytest.ReadCorpus("../../testdata/conformance/corpus.ndjson")
 	if err != nil {
 		t.Fatal(err)

@@ -15,7 +15,6 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
-	"github.com/mcplens/mcplens/pipeline"
 	"github.com/mcplens/mcplens/schema"
 )
 
@@ -25,7 +24,7 @@ import (
 // token "<batch token>:<table>:<part>", so a batch the pipeline retries
 // after a failure half way (or after an unacknowledged commit) is not
 // stored twice. Write returns nil only after every INSERT was committed.
-func (s *Store) Write(ctx context.Context, b *pipeline.Batch) error {
+func (s *Store) Write(ctx context.Context, b *schema.Batch) error {
 	start := time.Now()
 	if len(b.Exchanges) > 0 {
 		if err := s.writeTable(ctx, b.Token, "exchanges", schema.ExchangeColumns, len(b.Exchanges), func(lo, hi int) []any {

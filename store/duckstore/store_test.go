@@ -34,7 +34,7 @@ func corpusStore(t *testing.T) *Store {
 	return s
 }
 
-func exchangeBy(t *testing.T, b *pipeline.Batch, pred func(*schema.Exchange) bool) schema.Exchange {
+func exchangeBy(t *testing.T, b *schema.Batch, pred func(*schema.Exchange) bool) schema.Exchange {
 	t.Helper()
 	for _, e := range b.Exchanges {
 		if pred(&e) {
@@ -197,7 +197,7 @@ func TestTypedQuestions(t *testing.T) {
 // its re-send; the restarted one, seeded from the store, still links the
 // retry and flags its unknown side effect.
 func TestSeedAfterRestart(t *testing.T) {
-	src, err := os.ReadFile("../testdata/correlate/retries.ndjson")
+	src, err := os.ReadFile("../../pipeline/testdata/correlate/retries.ndjson")
 	if err != nil {
 		t.Fatal(err)
 	}

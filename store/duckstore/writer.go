@@ -12,7 +12,6 @@ import (
 
 	"github.com/duckdb/duckdb-go/v2"
 
-	"github.com/mcplens/mcplens/pipeline"
 	"github.com/mcplens/mcplens/schema"
 )
 
@@ -55,7 +54,7 @@ func (w *writer) close() error { return w.conn.Close() }
 // which DuckDB makes durable in its write-ahead log. Rows already stored
 // (or repeated within the batch) are skipped, so a retried or replayed
 // batch is harmless.
-func (s *Store) Write(ctx context.Context, b *pipeline.Batch) error {
+func (s *Store) Write(ctx context.Context, b *schema.Batch) error {
 	if s.readOnly {
 		return fmt.Errorf("write to %q: store opened read-only", s.path)
 	}
@@ -85,7 +84,7 @@ func (s *Store) Write(ctx context.Context, b *pipeline.Batch) error {
 // exchanges and bodies straight into their tables with the Appender and
 // merges the staged annotations and quarantine rows, all in one
 // transaction of the writer connection.
-func (w *writer) write(ctx context.Context, b *pipeline.Batch) (err error) {
+func (w *writer) write(ctx context.Context, b *schema.Batch) (err error) {
 	defer func() {
 		for _, stmt := range w.clear {
 			if _, cerr := w.conn.ExecContext(context.WithoutCancel(ctx), stmt); cerr != nil && err == nil {
@@ -123,7 +122,7 @@ func (w *writer) rollback() error {
 
 // stored returns the ids of the batch's exchanges that are already in
 // exchanges and in exchange_bodies.
-func (w *writer) stored(ctx context.Context, b *pipeline.Batch) (x, bodies map[string]bool, err error) {
+func (w *writer) stored(ctx context.Context, b *schema.Batch) (x, bodies map[string]bool, err error) {
 	x, bodies = map[string]bool{}, map[string]bool{}
 	if len(b.Exchanges) == 0 && len(b.Bodies) == 0 {
 		return x, bodies, nil
@@ -173,7 +172,7 @@ func (w *writer) stored(ctx context.Context, b *pipeline.Batch) (x, bodies map[s
 }
 
 // tsRange is the span of the stored ts of a batch's exchanges and bodies.
-func tsRange(b *pipeline.Batch) (lo, hi time.Time) {
+func tsRange(b *schema.Batch) (lo, hi time.Time) {
 	first := true
 	see := func(t time.Time) {
 		t = stamp(t)
@@ -199,7 +198,7 @@ func tsRange(b *pipeline.Batch) (lo, hi time.Time) {
 
 // appendBatch appends the new exchanges and bodies to their tables and
 // the annotations and quarantine rows to the staging tables.
-func (w *writer) appendBatch(ctx context.Context, b *pipeline.Batch, storedX, storedB map[string]bool) error {
+func (w *writer) appendBatch(ctx context.Context, b *schema.Batch, storedX, storedB map[string]bool) error {
 	return w.conn.Raw(func(dc any) error {
 		conn, ok := dc.(driver.Conn)
 		if !ok {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcplens/mcplens/pipeline"
 	"github.com/mcplens/mcplens/queries/querytest"
+	"github.com/mcplens/mcplens/schema"
 )
 
 var update = flag.Bool("update", false, "rebuild testdata/conformance (corpus and expected answers) from the pipeline and DuckDB")
@@ -55,7 +56,7 @@ func corpusInputs(t *testing.T) []struct {
 			}{f, n, shift(i)})
 		}
 	}
-	add("../testdata/correlate/*.ndjson", func(i int) time.Duration { return time.Duration(i) * time.Hour }, true)
+	add("../../pipeline/testdata/correlate/*.ndjson", func(i int) time.Duration { return time.Duration(i) * time.Hour }, true)
 	add("../../testdata/real/gosdk.ndjson", func(int) time.Duration { return 0 }, false)
 	add(conformanceDir+"/input/*.ndjson", func(int) time.Duration { return 0 }, false)
 	return out
@@ -96,9 +97,9 @@ func rewriteInput(src []byte, ns string, shift time.Duration) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-type captureSink struct{ b pipeline.Batch }
+type captureSink struct{ b schema.Batch }
 
-func (c *captureSink) Write(_ context.Context, b *pipeline.Batch) error {
+func (c *captureSink) Write(_ context.Context, b *schema.Batch) error {
 	c.b.Exchanges = append(c.b.Exchanges, b.Exchanges...)
 	c.b.Bodies = append(c.b.Bodies, b.Bodies...)
 	c.b.Annotations = append(c.b.Annotations, b.Annotations...)
@@ -126,7 +127,7 @@ type quarantineJSON struct {
 // rows it produced, times cut to milliseconds as both stores keep them.
 func buildCorpus(t *testing.T) {
 	tmp := t.TempDir()
-	var all pipeline.Batch
+	var all schema.Batch
 	for _, in := range corpusInputs(t) {
 		src, err := os.ReadFile(in.path)
 		if err != nil {
@@ -200,10 +201,10 @@ func buildCorpus(t *testing.T) {
 }
 
 // loadCorpus reads corpus.ndjson into one batch.
-func loadCorpus(t testing.TB) *pipeline.Batch {
+func loadCorpus(t testing.TB) *schema.Batch {
 	b, err := querytest.ReadCorpus(filepath.Join(conformanceDir, "corpus.ndjson"))
 	if err != nil {
-		t.Fatalf("%v (run `go test ./pipeline/duckstore -run TestConformance -update`)", err)
+		t.Fatalf("%v (run `go test ./store/duckstore -run TestConformance -update`)", err)
 	}
 	return b
 }

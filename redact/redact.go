@@ -1,4 +1,8 @@
-package pipeline
+// Package redact hides secrets in log events before anything is stored or
+// logged: header values, JSON keys at any depth and escaping, token shapes
+// in bodies and URLs. It also caps bodies at a UTF-8 boundary. A
+// [Redactor] is safe for concurrent use once built.
+package redact
 
 import (
 	"fmt"
@@ -15,14 +19,14 @@ const Redacted = "[REDACTED]"
 // DefaultMaxBodyBytes is the body cap of a [Redactor] when none is set.
 const DefaultMaxBodyBytes = 256 << 10
 
-// RedactConfig says what a [Redactor] hides. The zero value means the
+// Config says what a [Redactor] hides. The zero value means the
 // defaults.
-type RedactConfig struct {
+type Config struct {
 	// Headers are header names whose values are replaced whole, added to
-	// DefaultRedactHeaders. Case does not matter.
+	// DefaultHeaders. Case does not matter.
 	Headers []string
 	// Keys are JSON object keys whose string values are replaced, at any
-	// depth and any level of string escaping, added to DefaultRedactKeys.
+	// depth and any level of string escaping, added to DefaultKeys.
 	// Matched ignoring case, '_' and '-' ("apiKey" matches "api_key").
 	Keys []string
 	// Patterns are regular expressions (RE2 syntax) whose matches in bodies
@@ -40,12 +44,12 @@ type RedactConfig struct {
 	MaxBodyBytes int
 }
 
-// DefaultRedactHeaders are the headers always redacted unless NoDefaults.
-var DefaultRedactHeaders = []string{"authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "api-key"}
+// DefaultHeaders are the headers always redacted unless NoDefaults.
+var DefaultHeaders = []string{"authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "api-key"}
 
-// DefaultRedactKeys are the JSON keys whose string values are always
+// DefaultKeys are the JSON keys whose string values are always
 // redacted unless NoDefaults.
-var DefaultRedactKeys = []string{
+var DefaultKeys = []string{
 	"access_token", "refresh_token", "id_token", "api_key", "apikey", "x-api-key", "client_secret",
 	"password", "passwd", "secret", "token", "auth_token", "private_key",
 }
@@ -95,7 +99,7 @@ type anchoredHint struct {
 // anywhere in bodies and other header values; then it caps bodies. Text
 // without a pattern's literal never reaches the regexp, so clean bodies cost
 // a few substring scans. A Redactor is immutable and safe for concurrent
-// use; build it with [NewRedactor].
+// use; build it with [New].
 type Redactor struct {
 	headers     map[string]bool
 	keys        map[string]bool // normalized
@@ -105,16 +109,16 @@ type Redactor struct {
 	maxBody     int
 }
 
-// NewRedactor compiles cfg; it fails on an invalid pattern.
-func NewRedactor(cfg RedactConfig) (*Redactor, error) {
+// New compiles cfg; it fails on an invalid pattern.
+func New(cfg Config) (*Redactor, error) {
 	r := &Redactor{headers: map[string]bool{}, keys: map[string]bool{}, maxBody: cfg.MaxBodyBytes}
 	if r.maxBody == 0 {
 		r.maxBody = DefaultMaxBodyBytes
 	}
 	headers, keys := cfg.Headers, cfg.Keys
 	if !cfg.NoDefaults {
-		headers = append(headers[:len(headers):len(headers)], DefaultRedactHeaders...)
-		keys = append(keys[:len(keys):len(keys)], DefaultRedactKeys...)
+		headers = append(headers[:len(headers):len(headers)], DefaultHeaders...)
+		keys = append(keys[:len(keys):len(keys)], DefaultKeys...)
 		for _, p := range defaultRedactPatterns {
 			r.patterns = append(r.patterns, redactPattern{re: regexp.MustCompile(p.expr), repl: p.repl, anchors: p.anchors})
 		}
@@ -247,11 +251,11 @@ func (r *Redactor) capBody(s string) (string, bool) {
 	if r.maxBody < 0 || len(s) <= r.maxBody {
 		return s, false
 	}
-	return truncateUTF8(s, r.maxBody), true
+	return TruncateUTF8(s, r.maxBody), true
 }
 
-// truncateUTF8 cuts s to at most n bytes without splitting a UTF-8 sequence.
-func truncateUTF8(s string, n int) string {
+// TruncateUTF8 cuts s to at most n bytes without splitting a UTF-8 sequence.
+func TruncateUTF8(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}

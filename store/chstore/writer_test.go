@@ -14,11 +14,10 @@ import (
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/mcplens/mcplens/schema"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/rs/zerolog"
-
-	"github.com/mcplens/mcplens/pipeline"
 )
 
 type call struct {
@@ -97,7 +96,7 @@ func TestWriteRetriesTransient(t *testing.T) {
 		&clickhouse.Exception{Code: 252, Message: "Too many parts"},
 	}}
 	s := testStore(t, r, nil)
-	b := &pipeline.Batch{Token: "t", Quarantine: loadCorpusBatch(t).Quarantine}
+	b := &schema.Batch{Token: "t", Quarantine: loadCorpusBatch(t).Quarantine}
 	if err := s.Write(context.Background(), b); err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +106,7 @@ func TestWriteRetriesTransient(t *testing.T) {
 }
 
 func TestWriteGivesUp(t *testing.T) {
-	b := &pipeline.Batch{Token: "t", Quarantine: loadCorpusBatch(t).Quarantine}
+	b := &schema.Batch{Token: "t", Quarantine: loadCorpusBatch(t).Quarantine}
 	perm := &recorder{fail: []error{&clickhouse.Exception{Code: 60, Message: "Unknown table"}}}
 	s := testStore(t, perm, nil)
 	if err := s.Write(context.Background(), b); err == nil || len(perm.fail) != 0 || counter(s.m.retries) != 0 {

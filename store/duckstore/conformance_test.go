@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/mcplens/mcplens/pipeline"
 	"github.com/mcplens/mcplens/queries/querytest"
 	"github.com/mcplens/mcplens/schema"
 )
@@ -32,11 +31,11 @@ func TestConformance(t *testing.T) {
 }
 
 // splitBatches cuts a batch into batches of n rows of each kind.
-func splitBatches(b *pipeline.Batch, n int) []*pipeline.Batch {
-	var out []*pipeline.Batch
+func splitBatches(b *schema.Batch, n int) []*schema.Batch {
+	var out []*schema.Batch
 	for i := 0; ; i++ {
 		lo, hi := i*n, (i+1)*n
-		part := &pipeline.Batch{Token: fmt.Sprintf("part-%d", i)}
+		part := &schema.Batch{Token: fmt.Sprintf("part-%d", i)}
 		part.Exchanges = window(b.Exchanges, lo, hi)
 		part.Bodies = window(b.Bodies, lo, hi)
 		part.Annotations = window(b.Annotations, lo, hi)

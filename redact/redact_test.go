@@ -1,4 +1,4 @@
-package pipeline
+package redact
 
 import (
 	"encoding/json"
@@ -9,9 +9,9 @@ import (
 	"github.com/mcplens/mcplens/schema"
 )
 
-func newTestRedactor(t testing.TB, cfg RedactConfig) *Redactor {
+func newTestRedactor(t testing.TB, cfg Config) *Redactor {
 	t.Helper()
-	r, err := NewRedactor(cfg)
+	r, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -19,7 +19,7 @@ func newTestRedactor(t testing.TB, cfg RedactConfig) *Redactor {
 }
 
 func TestRedactBodies(t *testing.T) {
-	r := newTestRedactor(t, RedactConfig{Keys: []string{"session_key"}})
+	r := newTestRedactor(t, Config{Keys: []string{"session_key"}})
 	tests := []struct {
 		name, in, want string
 	}{
@@ -67,7 +67,7 @@ func TestRedactBodies(t *testing.T) {
 }
 
 func TestRedactApply(t *testing.T) {
-	r := newTestRedactor(t, RedactConfig{Headers: []string{"X-Internal-Auth"}, MaxBodyBytes: 64})
+	r := newTestRedactor(t, Config{Headers: []string{"X-Internal-Auth"}, MaxBodyBytes: 64})
 	ev := schema.Event{
 		RequestHeaders: map[string]string{
 			"authorization": "Bearer abc", "cookie": "a=b", "x-internal-auth": "s3cret",
@@ -101,10 +101,10 @@ func TestRedactApply(t *testing.T) {
 }
 
 func TestRedactConfig(t *testing.T) {
-	if _, err := NewRedactor(RedactConfig{Patterns: []string{"("}}); err == nil {
+	if _, err := New(Config{Patterns: []string{"("}}); err == nil {
 		t.Error("invalid pattern accepted")
 	}
-	r := newTestRedactor(t, RedactConfig{NoDefaults: true, Patterns: []string{`ssn-\d{3}`}, Headers: []string{"x-a"}, MaxBodyBytes: -1})
+	r := newTestRedactor(t, Config{NoDefaults: true, Patterns: []string{`ssn-\d{3}`}, Headers: []string{"x-a"}, MaxBodyBytes: -1})
 	if got := r.Text(`{"password":"x"} ssn-123 sk-abcdefghijklmnopqrstuvwxyz`); got != `{"password":"x"} [REDACTED] sk-abcdefghijklmnopqrstuvwxyz` {
 		t.Errorf("NoDefaults: %s", got)
 	}
@@ -113,7 +113,7 @@ func TestRedactConfig(t *testing.T) {
 	if ev.RequestHeaders["authorization"] != "a" || ev.RequestHeaders["x-a"] != Redacted || ev.BodyTruncated {
 		t.Errorf("NoDefaults apply: %v truncated=%v", ev.RequestHeaders, ev.BodyTruncated)
 	}
-	if d := newTestRedactor(t, RedactConfig{}); d.maxBody != DefaultMaxBodyBytes {
+	if d := newTestRedactor(t, Config{}); d.maxBody != DefaultMaxBodyBytes {
 		t.Errorf("default cap %d", d.maxBody)
 	}
 }
@@ -121,8 +121,8 @@ func TestRedactConfig(t *testing.T) {
 func TestTruncateUTF8(t *testing.T) {
 	f := func(s string, n int, want string) {
 		t.Helper()
-		if got := truncateUTF8(s, n); got != want {
-			t.Errorf("truncateUTF8(%q, %d) = %q, want %q", s, n, got, want)
+		if got := TruncateUTF8(s, n); got != want {
+			t.Errorf("TruncateUTF8(%q, %d) = %q, want %q", s, n, got, want)
 		}
 	}
 	f("abc", 5, "abc")
@@ -142,7 +142,7 @@ func FuzzRedact(f *testing.F) {
 	} {
 		f.Add(s)
 	}
-	r := newTestRedactor(f, RedactConfig{})
+	r := newTestRedactor(f, Config{})
 	f.Fuzz(func(t *testing.T, s string) {
 		got := r.Text(s)
 		if json.Valid([]byte(s)) && !json.Valid([]byte(got)) {
@@ -155,7 +155,7 @@ func FuzzRedact(f *testing.F) {
 }
 
 func benchRedact(b *testing.B, body string) {
-	r := newTestRedactor(b, RedactConfig{})
+	r := newTestRedactor(b, Config{})
 	ev := schema.Event{RequestHeaders: map[string]string{"content-type": "application/json", "accept": "application/json"}}
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
@@ -167,16 +167,18 @@ func benchRedact(b *testing.B, body string) {
 
 // cleanBody is a ~2 KiB tools/call request without secrets.
 func cleanBody(b *testing.B) string {
-	var ev schema.Event
-	if err := json.Unmarshal(genEventLines(1)[0], &ev); err != nil {
+	text := strings.Repeat("The forecast for Zürich (tool get_forecast, see docs/api-v2) is \"sunny\" with a high of 21°C; bring sunglasses. Next: Saturday, 6 by 4 max.\n", 15)[:2000]
+	req, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+		"params": map[string]any{"name": "get_forecast", "arguments": map[string]any{"city": "Zürich", "notes": text}}})
+	if err != nil {
 		b.Fatal(err)
 	}
-	return ev.RequestBody
+	return string(req)
 }
 
 func BenchmarkRedactClean(b *testing.B) {
 	body := cleanBody(b)
-	if r := newTestRedactor(b, RedactConfig{}); r.Text(body) != body {
+	if r := newTestRedactor(b, Config{}); r.Text(body) != body {
 		b.Fatal("clean body has a secret")
 	}
 	benchRedact(b, body)
@@ -188,7 +190,7 @@ func BenchmarkRedactSecret(b *testing.B) {
 }
 
 func TestRedactURL(t *testing.T) {
-	r, err := NewRedactor(RedactConfig{})
+	r, err := New(Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
