@@ -7,21 +7,21 @@ import (
 	"github.com/mcplens/mcplens/schema"
 )
 
-// Annotations holds the latest tool annotations per server and tool,
+// annotations holds the latest tool annotations per server and tool,
 // learned from recorded tools/list results. Hints the server left out take
 // the spec defaults: readOnly=false, destructive=true, idempotent=false,
 // openWorld=true. Not safe for concurrent use.
-type Annotations struct {
+type annotations struct {
 	byTool map[string]schema.ToolAnnotation
 }
 
-// NewAnnotations returns an empty set.
-func NewAnnotations() *Annotations {
-	return &Annotations{byTool: map[string]schema.ToolAnnotation{}}
+// newAnnotations returns an empty set.
+func newAnnotations() *annotations {
+	return &annotations{byTool: map[string]schema.ToolAnnotation{}}
 }
 
 // Get returns the annotations of a tool, if a tools/list result showed it.
-func (a *Annotations) Get(server, tool string) (schema.ToolAnnotation, bool) {
+func (a *annotations) Get(server, tool string) (schema.ToolAnnotation, bool) {
 	t, ok := a.byTool[server+"\x00"+tool]
 	return t, ok
 }
@@ -29,13 +29,13 @@ func (a *Annotations) Get(server, tool string) (schema.ToolAnnotation, bool) {
 // Safe reports whether re-sending a call of the tool cannot repeat a side
 // effect: it is known to be read-only or idempotent. Unknown tools are not
 // safe.
-func (a *Annotations) Safe(server, tool string) bool {
+func (a *annotations) Safe(server, tool string) bool {
 	t, ok := a.Get(server, tool)
 	return ok && (t.ReadOnly || t.Idempotent)
 }
 
 // Set records annotations (used to warm the set from a store).
-func (a *Annotations) Set(t schema.ToolAnnotation) { a.byTool[t.Server+"\x00"+t.Tool] = t }
+func (a *annotations) Set(t schema.ToolAnnotation) { a.byTool[t.Server+"\x00"+t.Tool] = t }
 
 type toolsList struct {
 	Result struct {
@@ -53,7 +53,7 @@ type toolsList struct {
 
 // Learn reads a successful tools/list exchange and returns the annotations
 // that changed.
-func (a *Annotations) Learn(rec *schema.Exchange, body *schema.Body) []schema.ToolAnnotation {
+func (a *annotations) Learn(rec *schema.Exchange, body *schema.Body) []schema.ToolAnnotation {
 	if rec.Method != "tools/list" || rec.Outcome != classify.Success || body == nil {
 		return nil
 	}

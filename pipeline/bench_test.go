@@ -106,7 +106,7 @@ func BenchmarkPendingMemory(b *testing.B) {
 		runtime.GC()
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		c := NewCorrelator(CorrelatorConfig{MaxPending: 2 * n})
+		c := newCorrelator(CorrelatorConfig{MaxPending: 2 * n})
 		bodies = 0
 		for i, l := range lines {
 			ev, err := dec.Decode(l, Position{Stream: "b", Offset: int64(i)})

@@ -40,26 +40,26 @@ type keyTime struct {
 	ts  time.Time
 }
 
-// Chains links exchanges across time: retries of a failed or unknown
+// chains links exchanges across time: retries of a failed or unknown
 // attempt (same server, session or client, method, tool and params hash),
 // MRTR follow-ups to the input request they answer, and the client's own
 // conclusion to the classification. It learns tool annotations from
 // recorded tools/list results. Exchanges must come in event-time order, as
-// the Correlator releases them. Chains is not safe for concurrent use.
-type Chains struct {
+// the correlator releases them. It is not safe for concurrent use.
+type chains struct {
 	cfg         ChainConfig
 	last        map[string]*lastAttempt
 	fifo        []keyTime
-	annotations *Annotations
+	annotations *annotations
 }
 
-// NewChains returns empty chain state.
-func NewChains(cfg ChainConfig, ann *Annotations) *Chains {
+// newChains returns empty chain state.
+func newChains(cfg ChainConfig, ann *annotations) *chains {
 	cfg.defaults()
 	if ann == nil {
-		ann = NewAnnotations()
+		ann = newAnnotations()
 	}
-	return &Chains{cfg: cfg, last: map[string]*lastAttempt{}, annotations: ann}
+	return &chains{cfg: cfg, last: map[string]*lastAttempt{}, annotations: ann}
 }
 
 // retryKey is what makes two exchanges the same call.
@@ -76,7 +76,7 @@ var succeeded = map[classify.Outcome]bool{classify.Success: true, classify.ToolS
 // Link fills the chain fields of rec (attempt, retry_of, chain_id,
 // continues, unknown_side_effect_retry, retry_origin, client_disagrees)
 // and lowers its side-effect risk when the tool is known to be read-only.
-func (c *Chains) Link(rec *schema.Exchange) {
+func (c *chains) Link(rec *schema.Exchange) {
 	c.expire(rec.TS)
 	c.disagreement(rec)
 	if ann, ok := c.annotations.Get(rec.Server, rec.ToolName); ok && ann.ReadOnly && rec.SideEffectRisk != classify.RiskNone {
@@ -124,7 +124,7 @@ func (c *Chains) Link(rec *schema.Exchange) {
 	c.fifo = append(c.fifo, keyTime{key, rec.TS})
 }
 
-func (c *Chains) standalone(rec *schema.Exchange) {
+func (c *chains) standalone(rec *schema.Exchange) {
 	rec.ChainID = rec.ExchangeID
 	if rec.Attempt == 0 {
 		rec.Attempt = 1
@@ -136,7 +136,7 @@ func (c *Chains) standalone(rec *schema.Exchange) {
 
 // disagreement sets client_disagrees when the client's conclusion
 // contradicts the classification (say, "success" for an isError result).
-func (c *Chains) disagreement(rec *schema.Exchange) {
+func (c *chains) disagreement(rec *schema.Exchange) {
 	switch rec.ClientOutcome {
 	case "success":
 		rec.ClientDisagrees = !succeeded[rec.Outcome] && rec.Outcome != classify.InputRequired
@@ -146,7 +146,7 @@ func (c *Chains) disagreement(rec *schema.Exchange) {
 }
 
 // expire forgets attempts older than the window.
-func (c *Chains) expire(now time.Time) {
+func (c *chains) expire(now time.Time) {
 	cut := now.Add(-c.cfg.Window)
 	n := 0
 	for n < len(c.fifo) && c.fifo[n].ts.Before(cut) {
@@ -161,7 +161,7 @@ func (c *Chains) expire(now time.Time) {
 	}
 }
 
-func (c *Chains) dropOldest() {
+func (c *chains) dropOldest() {
 	for len(c.fifo) > 0 {
 		kt := c.fifo[0]
 		c.fifo = c.fifo[1:]

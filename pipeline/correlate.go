@@ -58,12 +58,12 @@ type half struct {
 	next  *half // the next half waiting under the same key
 }
 
-// Correlator pairs request and response events into observations, merges
+// correlator pairs request and response events into observations, merges
 // the observations several observers made of one exchange, and releases
 // the merged exchanges in event-time order once no earlier request can
 // still complete. Time is event time only: replaying the same input gives
-// the same output. A Correlator is not safe for concurrent use.
-type Correlator struct {
+// the same output. A correlator is not safe for concurrent use.
+type correlator struct {
 	cfg       CorrelatorConfig
 	waiting   map[string]*half // by pair key, oldest first (a list through next)
 	pending   halfHeap
@@ -73,20 +73,20 @@ type Correlator struct {
 	evictions int
 }
 
-// NewCorrelator returns a correlator with cfg's bounds.
-func NewCorrelator(cfg CorrelatorConfig) *Correlator {
+// newCorrelator returns a correlator with cfg's bounds.
+func newCorrelator(cfg CorrelatorConfig) *correlator {
 	cfg.defaults()
-	return &Correlator{cfg: cfg, waiting: map[string]*half{}, merging: newMergeSet(cfg.MergeWindow)}
+	return &correlator{cfg: cfg, waiting: map[string]*half{}, merging: newMergeSet(cfg.MergeWindow)}
 }
 
 // Pending returns the number of halves waiting and their estimated bytes.
-func (c *Correlator) Pending() (int, int64) { return len(c.pending), c.bytes }
+func (c *correlator) Pending() (int, int64) { return len(c.pending), c.bytes }
 
 // Evictions returns how many halves the bounds have evicted so far.
-func (c *Correlator) Evictions() int { return c.evictions }
+func (c *correlator) Evictions() int { return c.evictions }
 
 // Add takes one decoded, deduplicated, redacted event.
-func (c *Correlator) Add(ev *schema.Event, pos Position) {
+func (c *correlator) Add(ev *schema.Event, pos Position) {
 	if ev.TS.After(c.maxTS) {
 		c.maxTS = ev.TS
 	}
@@ -136,7 +136,7 @@ const halfOverhead = 200
 func (h *half) size() int64 { return h.ev.size() + int64(len(h.key)) + halfOverhead }
 
 // unlink removes h, whose predecessor under key is prev, from the list.
-func (c *Correlator) unlink(key string, prev, h *half) {
+func (c *correlator) unlink(key string, prev, h *half) {
 	switch {
 	case prev != nil:
 		prev.next = h.next
@@ -166,7 +166,7 @@ func pairKey(ev *schema.Event) string {
 
 // expire emits a waiting half alone: a request as NO_RESPONSE, a response
 // as an orphan whose request was never seen.
-func (c *Correlator) expire(h *half, evicted bool) {
+func (c *correlator) expire(h *half, evicted bool) {
 	heap.Remove(&c.pending, h.index)
 	c.bytes -= h.size()
 	var prev *half
@@ -189,7 +189,7 @@ func (c *Correlator) expire(h *half, evicted bool) {
 	c.complete(o)
 }
 
-func (c *Correlator) complete(o *observation) {
+func (c *correlator) complete(o *observation) {
 	o.classify()
 	c.merging.add(o)
 }
@@ -197,14 +197,14 @@ func (c *Correlator) complete(o *observation) {
 // Advance moves event time forward by d without input: the engine calls
 // it when the source has been idle, so that the last exchanges of a burst
 // are released instead of waiting for the next event.
-func (c *Correlator) Advance(d time.Duration) {
+func (c *correlator) Advance(d time.Duration) {
 	if !c.maxTS.IsZero() && d > 0 {
 		c.maxTS = c.maxTS.Add(d)
 	}
 }
 
 // Watermark is the event time up to which the input is taken as complete.
-func (c *Correlator) Watermark() time.Time {
+func (c *correlator) Watermark() time.Time {
 	if c.maxTS.IsZero() {
 		return c.maxTS
 	}
@@ -215,7 +215,7 @@ func (c *Correlator) Watermark() time.Time {
 // order, every merged exchange that no earlier pending request can still
 // precede. With final set (end of input) everything pending is expired and
 // emitted.
-func (c *Correlator) Release(final bool, emit func(*group)) {
+func (c *correlator) Release(final bool, emit func(*group)) {
 	wm := c.Watermark()
 	for len(c.pending) > 0 && (final || !time.Unix(0, c.pending[0].ts).Add(c.cfg.PairWindow).After(wm)) {
 		c.expire(c.pending[0], false)

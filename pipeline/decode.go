@@ -126,15 +126,15 @@ func (d *Decoder) decode(line []byte, ev *schema.Event) error {
 		return s.err
 	}
 	if ev.EventID == "" {
-		ev.EventID = DeriveEventID(line)
+		ev.EventID = deriveEventID(line)
 	}
 	return nil
 }
 
-// DeriveEventID is the event id of a line that carries none: "h:" and the
+// deriveEventID is the event id of a line that carries none: "h:" and the
 // hex of the 128-bit XXH3 hash of the line without surrounding white space,
 // so that the same line replayed dedupes. Safe for concurrent use.
-func DeriveEventID(line []byte) string {
+func deriveEventID(line []byte) string {
 	sum := xxh3.Hash128(bytes.TrimSpace(line)).Bytes()
 	var buf [2 + 2*len(sum)]byte
 	buf[0], buf[1] = 'h', ':'

@@ -109,7 +109,7 @@ func TestDecodeFields(t *testing.T) {
 			t.Fatalf("line %d: %v", line, err)
 		}
 		if want.EventID == "" {
-			want.EventID = DeriveEventID(lines[line-1])
+			want.EventID = deriveEventID(lines[line-1])
 		}
 		if !reflect.DeepEqual(got, want) {
 			g, _ := json.MarshalIndent(got, "", " ")

@@ -6,7 +6,7 @@ import (
 	"github.com/zeebo/xxh3"
 )
 
-// DedupeConfig bounds what a [Dedupe] remembers. The zero value means the
+// DedupeConfig bounds what the dedupe stage remembers. The zero value means the
 // defaults.
 type DedupeConfig struct {
 	// MaxIDs is how many event ids are remembered at most; the oldest
@@ -19,13 +19,13 @@ type DedupeConfig struct {
 
 // Dedupe defaults.
 const (
-	DefaultDedupeMaxIDs = 1_000_000
+	defaultDedupeMaxIDs = 1_000_000
 	DefaultDedupeWindow = 10 * time.Minute
 )
 
 func (c DedupeConfig) withDefaults() DedupeConfig {
 	if c.MaxIDs <= 0 {
-		c.MaxIDs = DefaultDedupeMaxIDs
+		c.MaxIDs = defaultDedupeMaxIDs
 	}
 	if c.Window <= 0 {
 		c.Window = DefaultDedupeWindow
@@ -33,7 +33,7 @@ func (c DedupeConfig) withDefaults() DedupeConfig {
 	return c
 }
 
-// Dedupe tells repeated event ids apart from new ones within a bounded
+// dedupe tells repeated event ids apart from new ones within a bounded
 // window: the last MaxIDs ids, and at least those whose event time is within
 // Window of the latest event time seen. It keeps 64-bit XXH3 hashes of the
 // ids, not the ids (a false "repeat" needs a hash collision: about 3e-8 at
@@ -42,8 +42,8 @@ func (c DedupeConfig) withDefaults() DedupeConfig {
 // event time only: no wall clock, so a replay decides the same.
 //
 // A Dedupe is not safe for concurrent use. The zero value is not usable;
-// call [NewDedupe].
-type Dedupe struct {
+// call [newDedupe].
+type dedupe struct {
 	max    int
 	window int64 // nanoseconds
 	latest int64 // latest event time seen, Unix nanoseconds
@@ -58,10 +58,10 @@ type dedupeEntry struct {
 	ts   int64 // event time, Unix nanoseconds
 }
 
-// NewDedupe returns an empty Dedupe.
-func NewDedupe(cfg DedupeConfig) *Dedupe {
+// newDedupe returns an empty Dedupe.
+func newDedupe(cfg DedupeConfig) *dedupe {
 	cfg = cfg.withDefaults()
-	return &Dedupe{
+	return &dedupe{
 		max:    cfg.MaxIDs,
 		window: int64(cfg.Window),
 		latest: minTime,
@@ -72,7 +72,7 @@ const minTime = -1 << 63
 
 // Seen reports whether id was seen before within the window, and remembers
 // it when not. ts is the event's time; it advances the window.
-func (d *Dedupe) Seen(id string, ts time.Time) bool {
+func (d *dedupe) Seen(id string, ts time.Time) bool {
 	h := xxh3.HashString(id)
 	if h == 0 {
 		h = 1 // 0 marks an empty slot
@@ -94,12 +94,12 @@ func (d *Dedupe) Seen(id string, ts time.Time) bool {
 }
 
 // Len is how many ids are remembered.
-func (d *Dedupe) Len() int { return d.n }
+func (d *dedupe) Len() int { return d.n }
 
 // expire forgets ids from the head of the ring while they are older than the
 // window. An id inserted late with an old time waits behind newer ones: it is
 // remembered longer than the window, never shorter.
-func (d *Dedupe) expire() {
+func (d *dedupe) expire() {
 	cutoff := d.latest - d.window
 	if d.latest < minTime+d.window {
 		return // no id can be older than the window yet
@@ -109,7 +109,7 @@ func (d *Dedupe) expire() {
 	}
 }
 
-func (d *Dedupe) pop() {
+func (d *dedupe) pop() {
 	d.seen.del(d.ring[d.head].hash)
 	d.ring[d.head] = dedupeEntry{}
 	d.head++
@@ -119,7 +119,7 @@ func (d *Dedupe) pop() {
 	d.n--
 }
 
-func (d *Dedupe) push(e dedupeEntry) {
+func (d *dedupe) push(e dedupeEntry) {
 	if d.n == len(d.ring) {
 		d.grow()
 	}
@@ -132,7 +132,7 @@ func (d *Dedupe) push(e dedupeEntry) {
 }
 
 // grow doubles the ring (up to max), unwrapping it so the head is at 0.
-func (d *Dedupe) grow() {
+func (d *dedupe) grow() {
 	size := min(d.max, max(1024, 2*len(d.ring)))
 	ring := make([]dedupeEntry, size)
 	k := copy(ring, d.ring[d.head:])

@@ -11,7 +11,7 @@ import (
 var dedupeT0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 func TestDedupeReplay(t *testing.T) {
-	d := NewDedupe(DedupeConfig{})
+	d := newDedupe(DedupeConfig{})
 	for i := range 1000 {
 		if d.Seen(fmt.Sprint("ev-", i), dedupeT0.Add(time.Duration(i)*time.Millisecond)) {
 			t.Fatalf("ev-%d: new id reported as a repeat", i)
@@ -28,7 +28,7 @@ func TestDedupeReplay(t *testing.T) {
 }
 
 func TestDedupeEvictByCount(t *testing.T) {
-	d := NewDedupe(DedupeConfig{MaxIDs: 3000})
+	d := newDedupe(DedupeConfig{MaxIDs: 3000})
 	for i := range 5000 {
 		d.Seen(fmt.Sprint(i), dedupeT0)
 	}
@@ -48,7 +48,7 @@ func TestDedupeEvictByCount(t *testing.T) {
 }
 
 func TestDedupeEvictByTime(t *testing.T) {
-	d := NewDedupe(DedupeConfig{Window: time.Minute})
+	d := newDedupe(DedupeConfig{Window: time.Minute})
 	d.Seen("a", dedupeT0)
 	d.Seen("late", dedupeT0.Add(-time.Hour)) // inserted after "a": waits behind it
 	d.Seen("b", dedupeT0.Add(30*time.Second))
@@ -68,7 +68,7 @@ func TestDedupeEvictByTime(t *testing.T) {
 }
 
 func TestDedupeRingWraps(t *testing.T) {
-	d := NewDedupe(DedupeConfig{MaxIDs: 5000, Window: time.Second})
+	d := newDedupe(DedupeConfig{MaxIDs: 5000, Window: time.Second})
 	for i := range 20000 {
 		ts := dedupeT0.Add(time.Duration(i) * time.Millisecond)
 		if d.Seen(fmt.Sprint(i), ts) {
@@ -126,7 +126,7 @@ func BenchmarkDedupeSeen(b *testing.B) {
 	for i := range ids {
 		ids[i] = fmt.Sprintf("h:%032x", i*7919)
 	}
-	d := NewDedupe(DedupeConfig{MaxIDs: 1 << 15})
+	d := newDedupe(DedupeConfig{MaxIDs: 1 << 15})
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
@@ -138,7 +138,7 @@ func BenchmarkDedupeSeen(b *testing.B) {
 // BenchmarkDedupeMemory reports the heap held per remembered id when full
 // at the default MaxIDs.
 func BenchmarkDedupeMemory(b *testing.B) {
-	const n = DefaultDedupeMaxIDs
+	const n = defaultDedupeMaxIDs
 	ids := make([]string, n)
 	for i := range ids {
 		ids[i] = fmt.Sprintf("h:%032x", i)
@@ -147,7 +147,7 @@ func BenchmarkDedupeMemory(b *testing.B) {
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		d := NewDedupe(DedupeConfig{})
+		d := newDedupe(DedupeConfig{})
 		for i, id := range ids {
 			d.Seen(id, dedupeT0.Add(time.Duration(i)*time.Microsecond))
 		}

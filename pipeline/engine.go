@@ -28,20 +28,20 @@ type Deps struct {
 	Now func() time.Time
 }
 
-// Engine runs the pipeline: fetch, decode, dedupe, redact, correlate,
-// classify, chain, batch, write, commit. It commits source positions only
+// Engine runs the pipeline: fetch, decode, dedupe, redact, correlate and
+// classify, merge, chain, batch, write, commit. It commits source positions only
 // after the sink acknowledged every exchange that used them.
 type Engine struct {
 	cfg      Config
 	d        Deps
 	m        *metrics
 	dec      *Decoder
-	dedupe   *Dedupe
+	dedupe   *dedupe
 	redactor *redact.Redactor
-	corr     *Correlator
-	chains   *Chains
-	ann      *Annotations
-	offsets  *Offsets
+	corr     *correlator
+	chains   *chains
+	ann      *annotations
+	offsets  *offsets
 
 	batch     schema.Batch
 	batchPos  []Position
@@ -63,16 +63,16 @@ func New(cfg Config, d Deps) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build redactor: %w", err)
 	}
-	ann := NewAnnotations()
+	ann := newAnnotations()
 	e := &Engine{
 		cfg: cfg, d: d, m: newMetrics(d.Registerer),
 		dec:      NewDecoder(),
-		dedupe:   NewDedupe(cfg.Dedupe),
+		dedupe:   newDedupe(cfg.Dedupe),
 		redactor: red,
-		corr:     NewCorrelator(cfg.Correlator),
+		corr:     newCorrelator(cfg.Correlator),
 		ann:      ann,
-		chains:   NewChains(cfg.Chains, ann),
-		offsets:  NewOffsets(),
+		chains:   newChains(cfg.Chains, ann),
+		offsets:  newOffsets(),
 	}
 	return e, nil
 }
@@ -197,7 +197,7 @@ func (e *Engine) handle(m Message) {
 	e.offsets.Consumed(m.Pos)
 	ev, err := e.dec.Decode(m.Value, m.Pos)
 	if err != nil {
-		q := Quarantine(m, err, e.d.Now())
+		q := quarantineRecord(m, err, e.d.Now())
 		e.batch.Quarantine = append(e.batch.Quarantine, q)
 		e.batchPos = append(e.batchPos, m.Pos)
 		e.m.events.WithLabelValues("quarantined").Inc()

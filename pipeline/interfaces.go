@@ -1,11 +1,25 @@
 // Package pipeline turns contract-v1 log lines into classified exchange
-// records: decode, dedupe, correlate requests with responses, classify, link
-// retries and MRTR rounds into chains, redact, and hand batches to a sink.
+// records. An [Engine] takes each line through these stages, in this order:
 //
-// Nothing is lost: a line that cannot be decoded is quarantined with its raw
-// bytes; a request whose response never comes is emitted as NO_RESPONSE; and
-// source positions are committed only up to the oldest event whose exchange
-// the sink has not yet acknowledged.
+//  1. decode: the line becomes a schema.Event ([Decode]); a line that
+//     cannot be decoded is quarantined with its position and reason;
+//  2. dedupe: an event id seen within the dedupe window is dropped;
+//  3. redact: secrets in headers, bodies and URLs are replaced (package
+//     redact), before anything is kept, stored or logged;
+//  4. correlate: request and response halves are paired into one
+//     observation per observer; classification (package classify) runs
+//     here, once per observation, as soon as it is complete;
+//  5. merge: observations of the same exchange by several observers
+//     (gateway, client) become one record, within the merge window;
+//  6. release and chain: records leave in event-time order behind the
+//     watermark; tool annotations are learned and retries and MRTR rounds
+//     are linked into chains;
+//  7. write and commit: a batch goes to the [Sink], and source positions
+//     are committed only after the sink acknowledged every record that
+//     used them.
+//
+// Nothing is lost: a request whose response never comes is emitted as
+// NO_RESPONSE, and a quarantined line is stored with its raw bytes.
 package pipeline
 
 import (

@@ -2,13 +2,13 @@ package pipeline
 
 import "sort"
 
-// Offsets tracks, per stream, which consumed positions are still in flight
+// offsets tracks, per stream, which consumed positions are still in flight
 // (waiting for their other half, or in a batch the sink has not
 // acknowledged) and so how far the source may be committed: up to the
 // oldest position in flight, or past the newest one seen when none is. It
 // is the low watermark that lets a restart re-read what was not yet stored.
 // Not safe for concurrent use.
-type Offsets struct {
+type offsets struct {
 	streams map[string]*streamOffsets
 }
 
@@ -20,10 +20,10 @@ type streamOffsets struct {
 	lastSent int64 // the last commit position handed out
 }
 
-// NewOffsets returns an empty tracker.
-func NewOffsets() *Offsets { return &Offsets{streams: map[string]*streamOffsets{}} }
+// newOffsets returns an empty tracker.
+func newOffsets() *offsets { return &offsets{streams: map[string]*streamOffsets{}} }
 
-func (o *Offsets) stream(p Position) *streamOffsets {
+func (o *offsets) stream(p Position) *streamOffsets {
 	s := o.streams[p.Stream]
 	if s == nil {
 		s = &streamOffsets{pos: p, done: map[int64]bool{}, next: p.Offset, lastSent: -1}
@@ -34,7 +34,7 @@ func (o *Offsets) stream(p Position) *streamOffsets {
 
 // Consumed marks a position as read and in flight. Positions of a stream
 // arrive in ascending order.
-func (o *Offsets) Consumed(p Position) {
+func (o *offsets) Consumed(p Position) {
 	s := o.stream(p)
 	s.inflight = append(s.inflight, p.Offset)
 	if p.Offset+1 > s.next {
@@ -43,7 +43,7 @@ func (o *Offsets) Consumed(p Position) {
 }
 
 // Done marks positions as durably handled.
-func (o *Offsets) Done(ps ...Position) {
+func (o *offsets) Done(ps ...Position) {
 	for _, p := range ps {
 		s := o.streams[p.Stream]
 		if s == nil {
@@ -62,7 +62,7 @@ func (o *Offsets) Done(ps ...Position) {
 }
 
 // InFlight returns how many positions are not yet done.
-func (o *Offsets) InFlight() int {
+func (o *offsets) InFlight() int {
 	n := 0
 	for _, s := range o.streams {
 		n += len(s.inflight)
@@ -73,7 +73,7 @@ func (o *Offsets) InFlight() int {
 // Commit returns, for every stream whose commit position moved since the
 // last call, the position to commit: the oldest offset still in flight, or
 // one past the newest seen. Order is by stream name.
-func (o *Offsets) Commit() []Position {
+func (o *offsets) Commit() []Position {
 	var out []Position
 	for _, s := range o.streams {
 		next := s.next
@@ -94,7 +94,7 @@ func (o *Offsets) Commit() []Position {
 
 // Retry forgets that ps were handed out, so the next Commit returns their
 // streams again: for a commit the source failed to make.
-func (o *Offsets) Retry(ps []Position) {
+func (o *offsets) Retry(ps []Position) {
 	for _, p := range ps {
 		if s := o.streams[p.Stream]; s != nil {
 			s.lastSent = -1

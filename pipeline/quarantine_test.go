@@ -14,7 +14,7 @@ func TestQuarantine(t *testing.T) {
 	line := []byte(`{"ts":"2026-03-01T12:00:00Z","kind":"request","source":"client","http.method":"POST","http.status":"x"}`)
 	msg := Message{Value: line, Pos: Position{Stream: "logs/a.ndjson", Offset: 42}}
 	_, err := Decode(line, msg.Pos)
-	q := Quarantine(msg, err, now)
+	q := quarantineRecord(msg, err, now)
 
 	if q.Position != "logs/a.ndjson:42" {
 		t.Errorf("position %q", q.Position)
@@ -37,14 +37,14 @@ func TestQuarantine(t *testing.T) {
 func TestQuarantineReason(t *testing.T) {
 	f := func(err error, want string) {
 		t.Helper()
-		if got := QuarantineReason(err); got != want {
-			t.Errorf("QuarantineReason(%v) = %q, want %q", err, got, want)
+		if got := quarantineReason(err); got != want {
+			t.Errorf("quarantineReason(%v) = %q, want %q", err, got, want)
 		}
 	}
 	f(nil, "unknown")
 	f(errors.New("sink rejected row"), "sink rejected row")
 	f(fmt.Errorf("decode x:1: %w", &DecodeError{Reason: "not JSON: empty line"}), "not JSON: empty line")
-	if got := QuarantineReason(errors.New(strings.Repeat("x", 5000))); len(got) != maxQuarantineReason {
+	if got := quarantineReason(errors.New(strings.Repeat("x", 5000))); len(got) != maxQuarantineReason {
 		t.Errorf("long reason not cut: %d bytes", len(got))
 	}
 }
