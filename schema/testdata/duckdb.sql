@@ -94,3 +94,10 @@ CREATE TABLE IF NOT EXISTS quarantine (
     raw      BLOB NOT NULL
 );
 
+-- migration headers_json_objects
+UPDATE exchange_bodies SET request_headers = CAST(request_headers->>'$' AS JSON)
+WHERE json_type(request_headers) = 'VARCHAR';
+
+UPDATE exchange_bodies SET response_headers = CAST(response_headers->>'$' AS JSON)
+WHERE json_type(response_headers) = 'VARCHAR';
+
