@@ -1,10 +1,12 @@
 package pipeline
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
 	"time"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/mcplens/mcplens/schema"
@@ -71,10 +73,34 @@ func (s *decodeState) strBytes(field string, v *fastjson.Value) (b []byte, ok bo
 		return nil, false
 	case fastjson.TypeString:
 		b, _ = v.StringBytes()
+		if err := checkText(b); err != "" {
+			s.fail(field, "%s", err)
+			return nil, false
+		}
 		return b, true
 	}
 	s.fail(field, "want a string, got %s", v.Type())
 	return nil, false
+}
+
+// checkText says why b cannot be a stored text field ("" when it can):
+// text columns hold valid UTF-8 without NUL, so a line with anything else
+// in a text field is quarantined naming the field instead of wedging the
+// store. Bodies are bytes and never checked.
+func checkText(b []byte) string {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		return fmt.Sprintf("NUL byte at byte %d", i)
+	}
+	if !utf8.Valid(b) {
+		for i := 0; i < len(b); {
+			r, n := utf8.DecodeRune(b[i:])
+			if r == utf8.RuneError && n == 1 {
+				return fmt.Sprintf("invalid UTF-8 at byte %d", i)
+			}
+			i += n
+		}
+	}
+	return ""
 }
 
 // str returns a string field, interned when its values are known to repeat.
@@ -205,8 +231,8 @@ func (s *decodeState) duration(v *fastjson.Value) {
 		return
 	}
 	f, err := v.Float64()
-	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-		s.fail("duration_ms", "want a finite number, got %s", quoteForError(v.MarshalTo(nil)))
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
+		s.fail("duration_ms", "want a finite number >= 0, got %s", quoteForError(v.MarshalTo(nil)))
 		return
 	}
 	s.ev.DurationMS = &f

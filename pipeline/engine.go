@@ -197,7 +197,7 @@ func (e *Engine) handle(m Message) {
 	e.offsets.Consumed(m.Pos)
 	ev, err := e.dec.Decode(m.Value, m.Pos)
 	if err != nil {
-		q := quarantineRecord(m, err, e.d.Now())
+		q := quarantineRecord(m, err, e.d.Now(), e.redactor)
 		e.batch.Quarantine = append(e.batch.Quarantine, q)
 		e.batchPos = append(e.batchPos, m.Pos)
 		e.m.events.WithLabelValues("quarantined").Inc()

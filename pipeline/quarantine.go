@@ -1,29 +1,38 @@
 package pipeline
 
 import (
-	"bytes"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/mcplens/mcplens/redact"
 	"github.com/mcplens/mcplens/schema"
 )
 
-// maxQuarantineReason caps the reason text; the raw line is kept whole.
+// maxQuarantineReason caps the reason text.
 const maxQuarantineReason = 1024
 
 // quarantineRecord builds the quarantine row of a message that could not be
-// handled: a copy of its raw bytes (msg.Value may be a reused read buffer),
-// its position, and why. The reason is the text of the [DecodeError] when
-// err wraps one (the position has a column of its own), else err's text; it
-// is cut to 1 KiB. now is the quarantine time, passed in so that tests and
-// replays are deterministic. Safe for concurrent use.
-func quarantineRecord(msg Message, err error, now time.Time) schema.Quarantined {
+// handled: its raw bytes (copied: msg.Value may be a reused read buffer)
+// with secrets redacted by red and cut to red's body cap, its position,
+// and why. The reason is the text of the [DecodeError] when err wraps one
+// (the position has a column of its own), else err's text, redacted too
+// (it may quote a value) and cut to 1 KiB; when the raw line was cut, the
+// reason ends with "(raw line cut to N of M bytes)". now is the quarantine
+// time, passed in so that tests and replays are deterministic. Safe for
+// concurrent use.
+func quarantineRecord(msg Message, err error, now time.Time, red *redact.Redactor) schema.Quarantined {
+	raw, cut := red.Raw(msg.Value)
+	reason := red.Text(quarantineReason(err))
+	if cut {
+		reason = redact.TruncateUTF8(reason, maxQuarantineReason-64) +
+			fmt.Sprintf(" (raw line cut to %d of %d bytes)", len(raw), len(msg.Value))
+	}
 	return schema.Quarantined{
 		TS:       now.UTC(),
 		Position: msg.Pos.String(),
-		Reason:   quarantineReason(err),
-		Raw:      bytes.Clone(msg.Value),
+		Reason:   reason,
+		Raw:      raw,
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcplens/mcplens/redact"
 )
 
 func TestQuarantine(t *testing.T) {
@@ -14,7 +16,7 @@ func TestQuarantine(t *testing.T) {
 	line := []byte(`{"ts":"2026-03-01T12:00:00Z","kind":"request","source":"client","http.method":"POST","http.status":"x"}`)
 	msg := Message{Value: line, Pos: Position{Stream: "logs/a.ndjson", Offset: 42}}
 	_, err := Decode(line, msg.Pos)
-	q := quarantineRecord(msg, err, now)
+	q := quarantineRecord(msg, err, now, testRedactor(t, 0))
 
 	if q.Position != "logs/a.ndjson:42" {
 		t.Errorf("position %q", q.Position)
@@ -31,6 +33,39 @@ func TestQuarantine(t *testing.T) {
 	line[0] = 'X' // the source reuses its buffer
 	if q.Raw[0] != '{' {
 		t.Error("raw bytes alias the message buffer")
+	}
+}
+
+func testRedactor(t *testing.T, maxBody int) *redact.Redactor {
+	t.Helper()
+	r, err := redact.New(redact.Config{MaxBodyBytes: maxBody})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// A quarantined line is kept as bytes, but never with a secret in it and
+// never longer than a body may be.
+func TestQuarantineRedactsAndCaps(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	secret := "tok-abcdefghijklmnop12345"
+	garbage := bytes.Repeat([]byte{0xff, 'x'}, 1<<20)
+	line := append([]byte(`{"authorization: bearer `+secret+`", "Cookie":"sid=`+secret+`" `), garbage...)
+	msg := Message{Value: line, Pos: Position{Stream: "t", Topic: "mcp", Partition: 2, Offset: 9}}
+	_, err := Decode(line, msg.Pos)
+	q := quarantineRecord(msg, err, now, testRedactor(t, 4096))
+	if bytes.Contains(q.Raw, []byte(secret)) || strings.Contains(q.Reason, secret) {
+		t.Fatalf("secret kept in quarantine: raw %.120q reason %q", q.Raw, q.Reason)
+	}
+	if len(q.Raw) != 4096 {
+		t.Errorf("raw kept %d bytes, want the 4096-byte cap", len(q.Raw))
+	}
+	if want := fmt.Sprintf("(raw line cut to 4096 of %d bytes)", len(line)); !strings.HasSuffix(q.Reason, want) {
+		t.Errorf("reason %q does not say the line was cut (%s)", q.Reason, want)
+	}
+	if q.Position != "mcp/2/9" {
+		t.Errorf("position %q", q.Position)
 	}
 }
 

@@ -5,6 +5,8 @@
 package redact
 
 import (
+	"bytes"
+	"encoding/base64"
 	"fmt"
 	"regexp"
 	"strings"
@@ -50,7 +52,8 @@ var DefaultHeaders = []string{"authorization", "proxy-authorization", "cookie", 
 // DefaultKeys are the JSON keys whose string values are always
 // redacted unless NoDefaults.
 var DefaultKeys = []string{
-	"access_token", "refresh_token", "id_token", "api_key", "apikey", "x-api-key", "client_secret",
+	"authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "api-key",
+	"access_token", "refresh_token", "id_token", "api_key", "apikey", "client_secret",
 	"password", "passwd", "secret", "token", "auth_token", "private_key",
 }
 
@@ -61,30 +64,52 @@ type redactPattern struct {
 	repl    string   // expansion template
 	hints   []string // for configured patterns: the literal prefix, if any
 	anchors []anchor // for default patterns: found by one scan for all
+	// check, when set, decides whether a match is a secret: it gets the
+	// match's last submatch, which alone is replaced (by Redacted).
+	check func(secret string) bool
 }
 
 // anchor is a pattern's literal found through its rarest byte, lit[at]:
-// one pass over the text looks up each byte in a table.
+// one pass over the text looks up each byte in a table. A fold anchor
+// matches in any letter case.
 type anchor struct {
-	lit string
-	at  int
+	lit  string
+	at   int
+	fold bool
 }
 
 var defaultRedactPatterns = []struct {
 	expr, repl string
 	anchors    []anchor
 }{
-	// Only "Bearer" and "BEARER" are anchored: lower-case "b" is too common
-	// in text to scan for, and "bearer <token>" is rare outside the
-	// Authorization header, which is redacted whole.
-	{`(?i)(\bbearer\s+)[A-Za-z0-9\-._~+/]{16,}=*`, "${1}" + Redacted, []anchor{{"Bearer", 0}, {"BEARER", 0}}},
-	{`\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*`, Redacted, []anchor{{"eyJ", 2}}},
-	{`\bsk-[A-Za-z0-9_-]{20,}`, Redacted, []anchor{{"sk-", 2}}},
+	// Bearer tokens in any letter case: loggers and people write
+	// "authorization: bearer <token>" as often as the canonical form.
+	{`(?i)(\bbearer\s+)[A-Za-z0-9\-._~+/]{16,}=*`, "${1}" + Redacted, []anchor{{lit: "bearer", at: 0, fold: true}}},
+	{`\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*`, Redacted, []anchor{{lit: "eyJ", at: 2}}},
+	{`\bsk-[A-Za-z0-9_-]{20,}`, Redacted, []anchor{{lit: "sk-", at: 2}}},
 	{`\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})`, Redacted,
-		[]anchor{{"ghp_", 3}, {"gho_", 3}, {"ghu_", 3}, {"ghs_", 3}, {"ghr_", 3}, {"github_pat_", 6}}},
-	{`\bxox[abpr]-[A-Za-z0-9-]{10,}`, Redacted, []anchor{{"xox", 0}}},
-	{`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`, Redacted, []anchor{{"AKIA", 1}, {"ASIA", 1}}},
-	{`\bAIza[0-9A-Za-z_-]{35}`, Redacted, []anchor{{"AIza", 2}}},
+		[]anchor{{lit: "ghp_", at: 3}, {lit: "gho_", at: 3}, {lit: "ghu_", at: 3}, {lit: "ghs_", at: 3}, {lit: "ghr_", at: 3}, {lit: "github_pat_", at: 6}}},
+	{`\bxox[abpr]-[A-Za-z0-9-]{10,}`, Redacted, []anchor{{lit: "xox", at: 0}}},
+	{`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`, Redacted, []anchor{{lit: "AKIA", at: 1}, {lit: "ASIA", at: 1}}},
+	{`\bAIza[0-9A-Za-z_-]{35}`, Redacted, []anchor{{lit: "AIza", at: 2}}},
+}
+
+// basicPattern finds HTTP Basic credentials in any letter case; a match
+// is redacted only when its base64 decodes to "user:password", so "basic
+// information" stays readable.
+var basicPattern = redactPattern{
+	re:      regexp.MustCompile(`(?i)\bbasic\s+([A-Za-z0-9+/]{4,}={0,2})`),
+	anchors: []anchor{{lit: "basic", at: 0, fold: true}},
+	check:   isBasicCredential,
+}
+
+// isBasicCredential reports whether s is the base64 of "user:password".
+func isBasicCredential(s string) bool {
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		b, err = base64.RawStdEncoding.DecodeString(strings.TrimRight(s, "="))
+	}
+	return err == nil && bytes.IndexByte(b, ':') > 0 && utf8.Valid(b)
 }
 
 // anchoredHint is one entry of the anchor table: the literal and the
@@ -122,6 +147,7 @@ func New(cfg Config) (*Redactor, error) {
 		for _, p := range defaultRedactPatterns {
 			r.patterns = append(r.patterns, redactPattern{re: regexp.MustCompile(p.expr), repl: p.repl, anchors: p.anchors})
 		}
+		r.patterns = append(r.patterns, basicPattern)
 	}
 	for _, h := range headers {
 		r.headers[strings.ToLower(h)] = true
@@ -145,11 +171,16 @@ func New(cfg Config) (*Redactor, error) {
 	}
 	for i, p := range r.patterns[:min(len(r.patterns), 64)] {
 		for _, a := range p.anchors {
-			c := a.lit[a.at]
-			if r.anchors[c] == nil {
-				r.anchorBytes = append(r.anchorBytes, c)
+			cs := []byte{a.lit[a.at]}
+			if a.fold {
+				cs = []byte{lower(a.lit[a.at]), lower(a.lit[a.at]) - 'a' + 'A'}
 			}
-			r.anchors[c] = append(r.anchors[c], anchoredHint{a, i})
+			for _, c := range cs {
+				if r.anchors[c] == nil {
+					r.anchorBytes = append(r.anchorBytes, c)
+				}
+				r.anchors[c] = append(r.anchors[c], anchoredHint{a, i})
+			}
 		}
 	}
 	return r, nil
@@ -211,9 +242,42 @@ func (r *Redactor) patternsIn(s string) string {
 		case p.hints != nil && !containsAny(s, p.hints):
 			continue
 		}
+		if p.check != nil {
+			s = p.replaceChecked(s)
+			continue
+		}
 		s = p.re.ReplaceAllString(s, p.repl)
 	}
 	return s
+}
+
+// replaceChecked replaces the last submatch of every match that p.check
+// accepts.
+func (p *redactPattern) replaceChecked(s string) string {
+	ms := p.re.FindAllStringSubmatchIndex(s, -1)
+	var b strings.Builder
+	done := 0
+	for _, m := range ms {
+		lo, hi := m[len(m)-2], m[len(m)-1]
+		if lo < 0 || !p.check(s[lo:hi]) {
+			continue
+		}
+		b.WriteString(s[done:lo])
+		b.WriteString(Redacted)
+		done = hi
+	}
+	if done == 0 {
+		return s
+	}
+	b.WriteString(s[done:])
+	return b.String()
+}
+
+func lower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }
 
 // scanAnchors returns the set of patterns whose anchored literals occur in
@@ -229,7 +293,12 @@ func (r *Redactor) scanAnchors(s string) uint64 {
 			}
 			i += j
 			for _, h := range r.anchors[c] {
-				if st := i - h.at; st >= 0 && s[st] == h.lit[0] && strings.HasPrefix(s[st:], h.lit) {
+				st := i - h.at
+				switch {
+				case st < 0 || st+len(h.lit) > len(s):
+				case h.fold && strings.EqualFold(s[st:st+len(h.lit)], h.lit):
+					found |= 1 << h.pat
+				case !h.fold && s[st] == h.lit[0] && strings.HasPrefix(s[st:], h.lit):
 					found |= 1 << h.pat
 				}
 			}
@@ -245,6 +314,17 @@ func containsAny(s string, subs []string) bool {
 		}
 	}
 	return false
+}
+
+// Raw returns a copy of an input line with the body rules applied: secrets
+// redacted, then cut to MaxBodyBytes (cut reports it), for lines kept as
+// they came (the quarantine). The line is treated as bytes: invalid UTF-8
+// is kept, and a cut may fall inside a sequence only where the line was
+// not valid UTF-8 there anyway.
+func (r *Redactor) Raw(line []byte) (out []byte, cut bool) {
+	s := r.Text(string(line))
+	s, cut = r.capBody(s)
+	return []byte(s), cut
 }
 
 func (r *Redactor) capBody(s string) (string, bool) {

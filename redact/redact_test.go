@@ -51,6 +51,16 @@ func TestRedactBodies(t *testing.T) {
 		{"aws", `id=AKIAIOSFODNN7EXAMPLE;`, `id=[REDACTED];`},
 		{"google", `AIzaSyA-abcdefghijklmnopqrstuvwxyz01234`, `[REDACTED]`},
 		{"token in escaped JSON text", `{"text":"{\"k\":\"sk-abcdefghijklmnopqrstuvwxyz\"}"}`, `{"text":"{\"k\":\"[REDACTED]\"}"}`},
+		{"lower-case bearer in body text", `{"text":"authorization: bearer abcdefghijklmnop1234"}`,
+			`{"text":"authorization: bearer [REDACTED]"}`},
+		{"mixed-case bearer", `BeArEr abcdefghijklmnop1234`, `BeArEr [REDACTED]`},
+		{"authorization key at depth", `{"headers":{"Authorization":"Basic dXNlcjpodW50ZXIy"}}`,
+			`{"headers":{"Authorization":"[REDACTED]"}}`},
+		{"header keys in escaped JSON", `{"a":"{\"Proxy-Authorization\":\"x\",\"cookie\":\"sid=1\",\"X-Api-Key\":\"k\"}"}`,
+			`{"a":"{\"Proxy-Authorization\":\"[REDACTED]\",\"cookie\":\"[REDACTED]\",\"X-Api-Key\":\"[REDACTED]\"}"}`},
+		{"basic credentials in text", `curl -H "authorization: basic dXNlcjpodW50ZXIy" x`, `curl -H "authorization: basic [REDACTED]" x`},
+		{"BASIC without padding", `BASIC YWxhZGRpbjpvcGVuc2VzYW1l`, `BASIC [REDACTED]`},
+		{"basic as a word", `basic information and Basic auth`, `basic information and Basic auth`},
 		{"no word boundary", `task-abcdefghijklmnopqrstuvwxyz0123`, `task-abcdefghijklmnopqrstuvwxyz0123`},
 	}
 	for _, tc := range tests {
