@@ -2,6 +2,8 @@ package pipeline
 
 import (
 	"container/heap"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/mcplens/mcplens/classify"
@@ -47,51 +49,96 @@ func (c *CorrelatorConfig) defaults() {
 }
 
 // half is a request or response event waiting for its other half. It is
-// kept small (the event packed, time as nanoseconds, an intrusive list):
-// a pending request costs well under 512 bytes beyond its bodies.
+// kept small (the event packed, time as nanoseconds, its stream and offset
+// instead of a Position, an intrusive list): a pending request costs well
+// under 512 bytes beyond its bodies.
 type half struct {
 	key   string
 	ev    packed
-	pos   Position
+	st    *stream
+	off   int64 // source offset within st
 	ts    int64 // event time, Unix nanoseconds
-	index int   // in the pending heap
+	index int   // in st.pending
 	next  *half // the next half waiting under the same key
+	saved bool  // held in the sink's state (see state.go)
+}
+
+func (h *half) pos() Position {
+	p := h.st.pos
+	p.Offset = h.off
+	return p
+}
+
+// stream is the event time of one source stream (a Kafka partition, a
+// file): its own watermark, the halves it waits for and the exchanges it
+// holds for merging. One stream's progress never expires another's
+// requests: a backlog read faster from one partition than from another
+// gives the same records as the same events read from a file.
+type stream struct {
+	pos       Position  // a template: stream, topic, partition
+	maxTS     time.Time // the newest event time seen
+	lastInput time.Time // wall clock of the last event, for idle advance
+	pending   halfHeap
+	merging   groupHeap
 }
 
 // correlator pairs request and response events into observations, merges
 // the observations several observers made of one exchange, and releases
-// the merged exchanges in event-time order once no earlier request can
-// still complete. Time is event time only: replaying the same input gives
-// the same output. A correlator is not safe for concurrent use.
+// the merged exchanges in event-time order, per stream, once no earlier
+// request of that stream can still complete. Time is event time only
+// (apart from idle advance): replaying the same input gives the same
+// output. A correlator is not safe for concurrent use.
 type correlator struct {
 	cfg       CorrelatorConfig
 	waiting   map[string]*half // by pair key, oldest first (a list through next)
-	pending   halfHeap
+	streams   map[string]*stream
+	order     []*stream // by stream name: releases are deterministic
+	npending  int
 	bytes     int64
 	merging   mergeSet
-	maxTS     time.Time
 	evictions int
+	now       func() time.Time // wall clock, for idle advance only
 }
 
 // newCorrelator returns a correlator with cfg's bounds.
 func newCorrelator(cfg CorrelatorConfig) *correlator {
 	cfg.defaults()
-	return &correlator{cfg: cfg, waiting: map[string]*half{}, merging: newMergeSet(cfg.MergeWindow)}
+	return &correlator{cfg: cfg, waiting: map[string]*half{}, streams: map[string]*stream{},
+		merging: newMergeSet(cfg.MergeWindow), now: time.Now}
 }
 
 // Pending returns the number of halves waiting and their estimated bytes.
-func (c *correlator) Pending() (int, int64) { return len(c.pending), c.bytes }
+func (c *correlator) Pending() (int, int64) { return c.npending, c.bytes }
 
 // Evictions returns how many halves the bounds have evicted so far.
 func (c *correlator) Evictions() int { return c.evictions }
 
-// Add takes one decoded, deduplicated, redacted event.
+func (c *correlator) stream(p Position) *stream {
+	st := c.streams[p.Stream]
+	if st == nil {
+		st = &stream{pos: p}
+		st.pos.Offset = 0
+		c.streams[p.Stream] = st
+		i, _ := slices.BinarySearchFunc(c.order, p.Stream, func(s *stream, name string) int { return strings.Compare(s.pos.Stream, name) })
+		c.order = slices.Insert(c.order, i, st)
+	}
+	return st
+}
+
+// Add takes one decoded, deduplicated, redacted event read at pos.
 func (c *correlator) Add(ev *schema.Event, pos Position) {
-	if ev.TS.After(c.maxTS) {
-		c.maxTS = ev.TS
+	c.add(ev, pos, false)
+}
+
+// add is Add; saved says the event is already held in the sink's state.
+func (c *correlator) add(ev *schema.Event, pos Position, saved bool) {
+	st := c.stream(pos)
+	st.lastInput = c.now()
+	if ev.TS.After(st.maxTS) {
+		st.maxTS = ev.TS
 	}
 	if ev.Kind == schema.KindExchange {
-		c.complete(&observation{req: ev, resp: ev, positions: []Position{pos}, ts: ev.TS})
+		c.complete(st, &observation{req: ev, resp: ev, positions: []Position{pos}, saved: []bool{saved}, ts: ev.TS})
 		return
 	}
 	key := pairKey(ev)
@@ -102,30 +149,48 @@ func (c *correlator) Add(ev *schema.Event, pos Position) {
 			continue
 		}
 		c.unlink(key, prev, h)
-		heap.Remove(&c.pending, h.index)
-		c.bytes -= h.size()
-		o := &observation{positions: []Position{h.pos, pos}}
+		c.unpend(h)
+		o := &observation{positions: []Position{h.pos(), pos}, saved: []bool{h.saved, saved}}
 		if isReq {
 			o.req, o.resp = ev, h.ev.unpack()
 		} else {
 			o.req, o.resp = h.ev.unpack(), ev
 		}
 		o.ts = o.req.TS
-		c.complete(o)
+		c.complete(h.st, o)
 		return
 	}
-	h := &half{key: key, ev: pack(ev), pos: pos, ts: ev.TS.UnixNano()}
+	h := &half{key: key, ev: pack(ev), st: st, off: pos.Offset, ts: ev.TS.UnixNano(), saved: saved}
 	if prev == nil {
 		c.waiting[key] = h
 	} else {
 		prev.next = h
 	}
-	heap.Push(&c.pending, h)
+	heap.Push(&st.pending, h)
+	c.npending++
 	c.bytes += h.size()
-	for len(c.pending) > c.cfg.MaxPending || c.bytes > c.cfg.MaxPendingBytes {
+	for c.npending > c.cfg.MaxPending || c.bytes > c.cfg.MaxPendingBytes {
 		c.evictions++
-		c.expire(c.pending[0], true)
+		c.expire(c.oldest(), true)
 	}
+}
+
+// unpend removes h from its stream's pending heap.
+func (c *correlator) unpend(h *half) {
+	heap.Remove(&h.st.pending, h.index)
+	c.npending--
+	c.bytes -= h.size()
+}
+
+// oldest is the oldest waiting half of all streams (the bounds evict it).
+func (c *correlator) oldest() *half {
+	var o *half
+	for _, st := range c.order {
+		if len(st.pending) > 0 && (o == nil || st.pending[0].ts < o.ts) {
+			o = st.pending[0]
+		}
+	}
+	return o
 }
 
 // halfOverhead is what a waiting half costs besides its blob, bodies and
@@ -167,15 +232,14 @@ func pairKey(ev *schema.Event) string {
 // expire emits a waiting half alone: a request as NO_RESPONSE, a response
 // as an orphan whose request was never seen.
 func (c *correlator) expire(h *half, evicted bool) {
-	heap.Remove(&c.pending, h.index)
-	c.bytes -= h.size()
+	c.unpend(h)
 	var prev *half
 	for x := c.waiting[h.key]; x != nil && x != h; x = x.next {
 		prev = x
 	}
 	c.unlink(h.key, prev, h)
 	ev := h.ev.unpack()
-	o := &observation{positions: []Position{h.pos}, ts: ev.TS, evicted: evicted}
+	o := &observation{positions: []Position{h.pos()}, saved: []bool{h.saved}, ts: ev.TS, evicted: evicted}
 	switch {
 	case h.ev.isRequest() && evicted:
 		o.req, o.reason = ev, "pending state full: evicted before its response"
@@ -186,45 +250,58 @@ func (c *correlator) expire(h *half, evicted bool) {
 	default:
 		o.resp, o.reason = ev, "response without a request within the pair window"
 	}
-	c.complete(o)
+	c.complete(h.st, o)
 }
 
-func (c *correlator) complete(o *observation) {
+// complete classifies o and holds it for merging in st, the stream of its
+// first event.
+func (c *correlator) complete(st *stream, o *observation) {
 	o.classify()
-	c.merging.add(o)
+	c.merging.add(o, &st.merging)
 }
 
-// Advance moves event time forward by d without input: the engine calls
-// it when the source has been idle, so that the last exchanges of a burst
-// are released instead of waiting for the next event.
-func (c *correlator) Advance(d time.Duration) {
-	if !c.maxTS.IsZero() && d > 0 {
-		c.maxTS = c.maxTS.Add(d)
+// AdvanceIdle moves the event time of every stream that has had no input
+// for at least idle (wall clock) forward by the wall time since its last
+// input: the engine calls it on its ticker, so that the last exchanges of
+// a burst are released instead of waiting for the next event of their
+// stream, while streams that still flow keep their own time.
+func (c *correlator) AdvanceIdle(idle time.Duration) {
+	now := c.now()
+	for _, st := range c.order {
+		if d := now.Sub(st.lastInput); d >= idle && !st.maxTS.IsZero() {
+			st.maxTS = st.maxTS.Add(d)
+			st.lastInput = now
+		}
 	}
 }
 
-// Watermark is the event time up to which the input is taken as complete.
-func (c *correlator) Watermark() time.Time {
-	if c.maxTS.IsZero() {
-		return c.maxTS
+// watermark is the event time up to which st's input is taken as
+// complete: its newest event time less Lateness.
+func (c *correlator) watermark(st *stream) time.Time {
+	if st.maxTS.IsZero() {
+		return st.maxTS
 	}
-	return c.maxTS.Add(-c.cfg.Lateness)
+	return st.maxTS.Add(-c.cfg.Lateness)
 }
 
-// Release expires what the watermark has passed and emits, in event-time
-// order, every merged exchange that no earlier pending request can still
-// precede. With final set (end of input) everything pending is expired and
-// emitted.
+// Release expires, stream by stream, what the stream's watermark has
+// passed and emits, in event-time order, every merged exchange that no
+// earlier pending request of its stream can still precede. With final set
+// (end of input) everything pending is expired and emitted.
 func (c *correlator) Release(final bool, emit func(*group)) {
-	wm := c.Watermark()
-	for len(c.pending) > 0 && (final || !time.Unix(0, c.pending[0].ts).Add(c.cfg.PairWindow).After(wm)) {
-		c.expire(c.pending[0], false)
+	for _, st := range c.order {
+		wm := c.watermark(st)
+		for len(st.pending) > 0 && (final || !time.Unix(0, st.pending[0].ts).Add(c.cfg.PairWindow).After(wm)) {
+			c.expire(st.pending[0], false)
+		}
 	}
-	var oldest time.Time
-	if len(c.pending) > 0 {
-		oldest = time.Unix(0, c.pending[0].ts)
+	for _, st := range c.order {
+		var oldest time.Time
+		if len(st.pending) > 0 {
+			oldest = time.Unix(0, st.pending[0].ts)
+		}
+		c.merging.release(&st.merging, final, c.watermark(st), oldest, emit)
 	}
-	c.merging.release(final, wm, oldest, emit)
 }
 
 // halfHeap orders waiting halves by event time.
@@ -233,7 +310,7 @@ type halfHeap []*half
 func (h halfHeap) Len() int { return len(h) }
 func (h halfHeap) Less(i, j int) bool {
 	if h[i].ts == h[j].ts {
-		return h[i].pos.Offset < h[j].pos.Offset
+		return h[i].off < h[j].off
 	}
 	return h[i].ts < h[j].ts
 }

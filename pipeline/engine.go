@@ -64,12 +64,14 @@ func New(cfg Config, d Deps) (*Engine, error) {
 		return nil, fmt.Errorf("build redactor: %w", err)
 	}
 	ann := newAnnotations()
+	corr := newCorrelator(cfg.Correlator)
+	corr.now = d.Now
 	e := &Engine{
 		cfg: cfg, d: d, m: newMetrics(d.Registerer),
 		dec:      NewDecoder(),
 		dedupe:   newDedupe(cfg.Dedupe),
 		redactor: red,
-		corr:     newCorrelator(cfg.Correlator),
+		corr:     corr,
 		ann:      ann,
 		chains:   newChains(cfg.Chains, ann),
 		offsets:  newOffsets(),
@@ -126,7 +128,6 @@ func (e *Engine) Run(ctx context.Context) error {
 func (e *Engine) loop(ctx context.Context, msgs <-chan Message, fetchErr <-chan error) error {
 	tick := time.NewTicker(e.cfg.FlushInterval)
 	defer tick.Stop()
-	lastInput := e.d.Now()
 	for {
 		select {
 		case m, ok := <-msgs:
@@ -147,17 +148,13 @@ func (e *Engine) loop(ctx context.Context, msgs <-chan Message, fetchErr <-chan 
 				return e.stop("shutdown")
 			}
 			e.handle(m)
-			lastInput = e.d.Now()
 			if e.batch.Len() >= e.cfg.BatchSize {
 				if err := e.flush(ctx); err != nil {
 					return e.stopAfter(err)
 				}
 			}
 		case <-tick.C:
-			if now := e.d.Now(); now.Sub(lastInput) >= e.cfg.IdleAdvance {
-				e.corr.Advance(now.Sub(lastInput))
-				lastInput = now
-			}
+			e.corr.AdvanceIdle(e.cfg.IdleAdvance)
 			e.corr.Release(false, e.emit)
 			if err := e.flush(ctx); err != nil {
 				return e.stopAfter(err)

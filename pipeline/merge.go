@@ -15,6 +15,7 @@ type group struct {
 	seq   uint64
 	obs   []*observation
 	index int
+	heap  *groupHeap // the merging heap of the stream that holds the group
 }
 
 // positions returns every source position the group's events came from.
@@ -36,12 +37,14 @@ func (g *group) hasObserver(o *observation) bool {
 }
 
 // mergeSet holds complete observations for MergeWindow so that views of
-// the same exchange from other observers can join them.
+// the same exchange from other observers can join them. The groups wait
+// in the heap of their stream (the correlator's, one per source stream);
+// the keys are shared, so views read from different streams still merge.
 type mergeSet struct {
 	window time.Duration
 	byKey  map[string]*group
-	heap   groupHeap
 	seq    uint64
+	n      int
 }
 
 func newMergeSet(window time.Duration) mergeSet {
@@ -63,35 +66,39 @@ func mergeKey(o *observation) string {
 	return "k\x00" + serverName(ev) + "\x00" + ev.SessionID + "\x00" + r.JSONRPCID + "\x00" + r.Method
 }
 
-func (m *mergeSet) add(o *observation) {
+// add merges o into the group of its exchange, else starts a group in h.
+func (m *mergeSet) add(o *observation, h *groupHeap) {
 	key := mergeKey(o)
 	if g, ok := m.byKey[key]; ok && key != "" && !g.hasObserver(o) && absDur(g.ts.Sub(o.ts)) <= m.window {
 		g.obs = append(g.obs, o)
 		if o.ts.Before(g.ts) {
 			g.ts = o.ts
-			heap.Fix(&m.heap, g.index)
+			heap.Fix(g.heap, g.index)
 		}
 		return
 	}
 	m.seq++
-	g := &group{key: key, ts: o.ts, seq: m.seq, obs: []*observation{o}}
-	heap.Push(&m.heap, g)
+	m.n++
+	g := &group{key: key, ts: o.ts, seq: m.seq, obs: []*observation{o}, heap: h}
+	heap.Push(h, g)
 	if key != "" {
 		m.byKey[key] = g
 	}
 }
 
-// release emits, oldest first, the groups whose merge window the watermark
-// has passed and that no pending request older than them can precede.
-func (m *mergeSet) release(final bool, wm, oldestPending time.Time, emit func(*group)) {
-	for len(m.heap) > 0 {
-		g := m.heap[0]
+// release emits, oldest first, the groups of h whose merge window the
+// watermark wm has passed and that no pending request older than them can
+// precede.
+func (m *mergeSet) release(h *groupHeap, final bool, wm, oldestPending time.Time, emit func(*group)) {
+	for len(*h) > 0 {
+		g := (*h)[0]
 		if !final {
 			if g.ts.Add(m.window).After(wm) || (!oldestPending.IsZero() && g.ts.After(oldestPending)) {
 				return
 			}
 		}
-		heap.Pop(&m.heap)
+		heap.Pop(h)
+		m.n--
 		if m.byKey[g.key] == g {
 			delete(m.byKey, g.key)
 		}
@@ -100,7 +107,7 @@ func (m *mergeSet) release(final bool, wm, oldestPending time.Time, emit func(*g
 }
 
 // Len returns the number of groups waiting.
-func (m *mergeSet) Len() int { return len(m.heap) }
+func (m *mergeSet) Len() int { return m.n }
 
 func absDur(d time.Duration) time.Duration {
 	if d < 0 {

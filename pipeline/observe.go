@@ -17,6 +17,7 @@ import (
 type observation struct {
 	req, resp *schema.Event // either may be nil, not both
 	positions []Position    // source positions of the events it holds
+	saved     []bool        // per position: held in the sink's state
 	ts        time.Time     // request time (response time for an orphan)
 	result    classify.Result
 	evicted   bool   // NO_RESPONSE because pending state was full

@@ -33,16 +33,8 @@ func Generate(n, bodyBytes int) Corpus {
 		xid := fmt.Sprintf("x-%07d", i)
 		c.IDs = append(c.IDs, xid)
 		mk := func(kind string, extra map[string]any, at time.Time) []byte {
-			m := map[string]any{"event_id": xid + "-" + kind, "ts": at.Format(time.RFC3339Nano), "kind": kind,
-				"source": "gateway", "observer": "gw", "server": "kv", "session_id": sess, "exchange_id": xid}
-			for k, v := range extra {
-				m[k] = v
-			}
-			b, err := json.Marshal(m)
-			if err != nil {
-				panic(err)
-			}
-			return b
+			return marshalLine(map[string]any{"event_id": xid + "-" + kind, "ts": at.Format(time.RFC3339Nano), "kind": kind,
+				"source": "gateway", "observer": "gw", "server": "kv", "session_id": sess, "exchange_id": xid}, extra)
 		}
 		jsonCT := map[string]string{"content-type": "application/json"}
 		if i%2 == 0 {
@@ -56,4 +48,20 @@ func Generate(n, bodyBytes int) Corpus {
 		c.Keys = append(c.Keys, []byte(sess), []byte(sess))
 	}
 	return c
+}
+
+// marshalLine encodes the union of field sets as one JSON line; later sets
+// win.
+func marshalLine(sets ...map[string]any) []byte {
+	m := map[string]any{}
+	for _, set := range sets {
+		for k, v := range set {
+			m[k] = v
+		}
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		panic(err)
+	}
+	return b
 }
