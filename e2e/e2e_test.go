@@ -44,49 +44,8 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// broker is a Kafka broker of this test alone (its own port and data
-// directory), so that restarting it disturbs no other test.
-type broker struct {
-	addr string
-	env  []string
-}
-
-func startBroker(t *testing.T) *broker {
-	t.Helper()
-	kafkatest.Brokers(t) // a broker runs here: skip locally without one, fail in CI
-	port := freePort(t)
-	b := &broker{addr: fmt.Sprintf("127.0.0.1:%d", port), env: append(os.Environ(),
-		fmt.Sprintf("MCPLENS_KAFKA_PORT=%d", port), "MCPLENS_KAFKA_DIR="+t.TempDir())}
-	b.run(t, "start")
-	t.Cleanup(func() { b.run(t, "stop") })
-	return b
-}
-
-func (b *broker) run(t *testing.T, verb string) {
-	t.Helper()
-	cmd := exec.Command("bash", "../deploy/kafka/kafka.sh", verb)
-	cmd.Env = b.env
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("kafka.sh %s: %v\n%s", verb, err, out)
-	}
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	for {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := ln.Addr().(*net.TCPAddr).Port
-		ln.Close()
-		// The controller listens on the next port; it must be free too.
-		if c, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port+1)); err == nil {
-			c.Close()
-			return port
-		}
-	}
-}
+// freePort is a free loopback port (and its successor).
+func freePort(t *testing.T) int { return kafkatest.FreePortPair(t) }
 
 type proc struct {
 	cmd  *exec.Cmd
@@ -207,7 +166,7 @@ func getJSON(t *testing.T, url string, out any) int {
 // quarantine holds exactly the poison message, and the API answers the
 // headline questions with the expected server and chain.
 func TestTapKafkaIngestAPIUnderFaults(t *testing.T) {
-	b := startBroker(t)
+	b := kafkatest.StartBroker(t)
 	topic := "e2e-mcp"
 	work := t.TempDir()
 	db := filepath.Join(work, "mcplens.duckdb")
@@ -219,11 +178,11 @@ func TestTapKafkaIngestAPIUnderFaults(t *testing.T) {
 	}
 	defer stopMCP()
 	tapAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	tap := start(t, "tap", "--upstream", mcpURL, "--listen", tapAddr, "--to", "kafka://"+b.addr+"/"+topic, "--tap.server", "demo-tools")
+	tap := start(t, "tap", "--upstream", mcpURL, "--listen", tapAddr, "--to", "kafka://"+b.Addr+"/"+topic, "--tap.server", "demo-tools")
 	waitFor(t, "tap", 10*time.Second, func() bool { return listening(tapAddr) })
 
 	metricsAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	ingestArgs := []string{"--from", "kafka://" + b.addr + "/" + topic + "?group=e2e&start=first", "--to", "duckdb:" + db,
+	ingestArgs := []string{"--from", "kafka://" + b.Addr + "/" + topic + "?group=e2e&start=first", "--to", "duckdb:" + db,
 		"--listen", metricsAddr, "--merge-window", "200ms", "--lateness", "200ms", "--idle-advance", "300ms",
 		"--flush-interval", "100ms", "--retry-max", "500ms", "--fault-sink-down-while", storeDown}
 	ctx := context.Background()
@@ -252,15 +211,15 @@ func TestTapKafkaIngestAPIUnderFaults(t *testing.T) {
 
 	// A poison message, then the broker restarts under the running tap
 	// and ingester, then round 3.
-	kafkatest.ProduceRecords(t, b.addr, topic, kafkatest.Record{Value: []byte(`{"poison": true`)})
-	b.run(t, "restart")
+	kafkatest.ProduceRecords(t, b.Addr, topic, kafkatest.Record{Value: []byte(`{"poison": true`)})
+	b.Restart(t)
 	if err := demo.Drive(ctx, "http://"+tapAddr, say); err != nil {
 		t.Fatal(err)
 	}
 	if err := tap.signal(t, syscall.SIGTERM); err != nil {
 		t.Fatalf("tap stop: %v\n%s", err, tap.tail())
 	}
-	recorded := topicCount(t, b.addr, topic) - 1 // all but the poison
+	recorded := topicCount(t, b.Addr, topic) - 1 // all but the poison
 	// Faults fire on their first occurrences, so round 1 has the most.
 	if recorded < 60 {
 		t.Fatalf("only %d events recorded\n%s", recorded, tap.tail())
@@ -268,7 +227,7 @@ func TestTapKafkaIngestAPIUnderFaults(t *testing.T) {
 
 	// Let the ingester drain, then stop it gracefully so the API can open
 	// the file.
-	end := topicEnd(t, b.addr, topic)
+	end := topicEnd(t, b.Addr, topic)
 	stable := 0
 	waitFor(t, "the ingester to store every event", 90*time.Second, func() bool {
 		if drained(metricsAddr, end) {

@@ -31,6 +31,10 @@ type Config struct {
 	// advances with the wall clock so that the last exchanges of a burst
 	// are released. Default 5s.
 	IdleAdvance time.Duration
+	// MetricsMaxServers caps the distinct server label values of the
+	// per-server metrics; exchanges of servers seen after the cap is
+	// reached are counted as server="_other". Default 100.
+	MetricsMaxServers int
 }
 
 // DefaultConfig returns the configuration RegisterFlags would set.
@@ -67,6 +71,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.RetryMax, "retry-max", 30*time.Second, "longest backoff between failed sink writes")
 	fs.DurationVar(&c.IdleAdvance, "idle-advance", 5*time.Second, "after this long without input, event time advances with the wall clock so the last exchanges are released")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "how long the final flush and commit may take on stop")
+	fs.IntVar(&c.MetricsMaxServers, "metrics-max-servers", 100, "most distinct server label values in the per-server metrics; servers seen after that are counted as server=\"_other\"")
 }
 
 // Validate reports every invalid setting.
@@ -88,6 +93,7 @@ func (c *Config) Validate() error {
 	pos("retry-min", c.RetryMin > 0)
 	pos("shutdown-timeout", c.ShutdownTimeout > 0)
 	pos("idle-advance", c.IdleAdvance > 0)
+	pos("metrics-max-servers", c.MetricsMaxServers > 0)
 	if c.RetryMax < c.RetryMin {
 		errs = append(errs, errors.New("retry-max must be at least retry-min"))
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/rs/zerolog"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/mcplens/mcplens/classify"
 	"github.com/mcplens/mcplens/redact"
 	"github.com/mcplens/mcplens/schema"
 )
@@ -46,6 +45,7 @@ type Engine struct {
 	batch     schema.Batch
 	batchPos  []Position
 	evictSeen int
+	counts    counters
 }
 
 // New builds an engine. Start it with Run.
@@ -67,7 +67,7 @@ func New(cfg Config, d Deps) (*Engine, error) {
 	corr := newCorrelator(cfg.Correlator)
 	corr.now = d.Now
 	e := &Engine{
-		cfg: cfg, d: d, m: newMetrics(d.Registerer),
+		cfg: cfg, d: d, m: newMetrics(d.Registerer, cfg.MetricsMaxServers),
 		dec:      NewDecoder(),
 		dedupe:   newDedupe(cfg.Dedupe),
 		redactor: red,
@@ -199,20 +199,24 @@ func (e *Engine) handle(m Message) {
 		e.batchPos = append(e.batchPos, m.Pos)
 		e.m.events.WithLabelValues("quarantined").Inc()
 		e.m.quarantined.WithLabelValues(m.Pos.Stream).Inc()
+		e.counts.quarantined.Add(1)
 		e.d.Logger.Warn().Str("position", m.Pos.String()).Str("reason", q.Reason).Msg("line quarantined")
 		return
 	}
 	if e.dedupe.Seen(ev.EventID, ev.TS) {
 		e.offsets.Done(m.Pos)
 		e.m.events.WithLabelValues("duplicate").Inc()
+		e.counts.duplicates.Add(1)
 		return
 	}
 	e.m.events.WithLabelValues("accepted").Inc()
+	e.counts.accepted.Add(1)
 	e.redactor.Apply(&ev)
 	e.corr.Add(&ev, m.Pos)
 	e.corr.Release(false, e.emit)
 	if n := e.corr.Evictions(); n > e.evictSeen {
 		e.m.evicted.Add(float64(n - e.evictSeen))
+		e.counts.evicted.Add(int64(n - e.evictSeen))
 		e.d.Logger.Warn().Int("evicted", n-e.evictSeen).Str("position", m.Pos.String()).Msg("pending state full: oldest halves evicted and emitted alone")
 		e.evictSeen = n
 	}
@@ -227,10 +231,8 @@ func (e *Engine) emit(g *group) {
 	e.batch.Bodies = append(e.batch.Bodies, body)
 	e.batch.Annotations = append(e.batch.Annotations, anns...)
 	e.batchPos = append(e.batchPos, g.positions()...)
-	e.m.exchanges.WithLabelValues(string(rec.Outcome)).Inc()
-	if rec.Outcome == classify.NoResponse {
-		e.m.noResponse.Inc()
-	}
+	e.m.exchange(&rec)
+	e.counts.exchange(rec.Outcome)
 }
 
 // flush writes the batch (retrying with backoff while ctx lasts), then
@@ -259,6 +261,8 @@ func (e *Engine) flush(ctx context.Context) error {
 		}
 		e.m.sinkSeconds.Observe(time.Since(start).Seconds())
 		e.m.sinkRows.Add(float64(e.batch.Len()))
+		e.m.sinkExchanges.Add(float64(len(e.batch.Exchanges)))
+		e.counts.stored.Add(int64(len(e.batch.Exchanges)))
 		e.offsets.Done(e.batchPos...)
 		e.batch = schema.Batch{}
 		e.batchPos = e.batchPos[:0]

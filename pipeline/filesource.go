@@ -57,6 +57,8 @@ type FileSource struct {
 	closeOnce sync.Once
 
 	truncated atomic.Int64
+	read      atomic.Int64 // bytes read from the file (compressed, if gzip)
+	size      int64        // the file's size; 0 when unknown (stdin, pipes)
 	mu        sync.Mutex
 	committed Position
 }
@@ -108,7 +110,11 @@ func NewFileSource(path string, cfg FileSourceConfig) (*FileSource, error) {
 			return nil, fmt.Errorf("open file source: %w", err)
 		}
 		s.raw, s.file, async = f, f, !st.Mode().IsRegular()
+		if !async {
+			s.size = st.Size()
+		}
 	}
+	s.raw = countingReader{r: s.raw, n: &s.read}
 	if async {
 		s.lines = make(chan fetched)
 		go s.pump()
@@ -274,6 +280,23 @@ func (s *FileSource) Committed() Position {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.committed
+}
+
+// BytesRead is how many bytes of the input have been read so far (of the
+// compressed file, for gzip) and the file's size, 0 when it is not known
+// (standard input, pipes). Safe for concurrent use; progress reports use it.
+func (s *FileSource) BytesRead() (read, size int64) { return s.read.Load(), s.size }
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n *atomic.Int64
+}
+
+func (c countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
 }
 
 // TruncatedLines counts lines longer than MaxLineBytes, returned cut.

@@ -2,34 +2,89 @@ package pipeline
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/mcplens/mcplens/classify"
+	"github.com/mcplens/mcplens/schema"
 )
+
+// OtherServer is the server label of exchanges of servers seen after the
+// per-server metrics reached their cap (Config.MetricsMaxServers);
+// NoServer labels exchanges whose records name no server.
+const (
+	OtherServer = "_other"
+	NoServer    = "_none"
+)
+
+// Outcome classes of the per-server metrics: a bounded set that says what
+// an on-call engineer pages on, each outcome in exactly one class.
+const (
+	ClassOK            = "ok"             // SUCCESS, TOOL_SUCCESS, ACCEPTED
+	ClassInputRequired = "input_required" // INPUT_REQUIRED (MRTR): neither success nor failure
+	ClassHTTP200Failed = "http200_failed" // a 2xx answer that failed: JSON-RPC or tool errors, malformed or invalid answers
+	ClassStreamCut     = "stream_cut"     // STREAM_INCOMPLETE: the SSE stream ended before the answer
+	ClassHTTPError     = "http_error"     // HTTP_ERROR: a status outside 2xx
+	ClassNoAnswer      = "no_answer"      // TRANSPORT_ERROR, NO_RESPONSE: nothing came back
+)
+
+// OutcomeClass is the per-server metrics' class of an outcome.
+func OutcomeClass(o classify.Outcome) string {
+	switch o {
+	case classify.Success, classify.ToolSuccess, classify.Accepted:
+		return ClassOK
+	case classify.InputRequired:
+		return ClassInputRequired
+	case classify.StreamIncomplete:
+		return ClassStreamCut
+	case classify.HTTPError:
+		return ClassHTTPError
+	case classify.TransportError, classify.NoResponse:
+		return ClassNoAnswer
+	}
+	return ClassHTTP200Failed
+}
 
 // metrics are the ingest pipeline's Prometheus series.
 type metrics struct {
-	events       *prometheus.CounterVec // by result: accepted, duplicate, quarantined
-	exchanges    *prometheus.CounterVec // by outcome
-	pending      prometheus.Gauge
-	pendingBytes prometheus.Gauge
-	inflight     prometheus.Gauge
-	evicted      prometheus.Counter
-	noResponse   prometheus.Counter
-	sinkSeconds  prometheus.Histogram
-	sinkErrors   prometheus.Counter
-	sinkRows     prometheus.Counter
-	commitErrors prometheus.Counter
-	committed    *prometheus.GaugeVec   // by stream
-	quarantined  *prometheus.CounterVec // by stream
+	events        *prometheus.CounterVec // by result: accepted, duplicate, quarantined
+	exchanges     *prometheus.CounterVec // by outcome
+	pending       prometheus.Gauge
+	pendingBytes  prometheus.Gauge
+	inflight      prometheus.Gauge
+	evicted       prometheus.Counter
+	noResponse    prometheus.Counter
+	sinkSeconds   prometheus.Histogram
+	sinkErrors    prometheus.Counter
+	sinkRows      prometheus.Counter
+	sinkExchanges prometheus.Counter
+	commitErrors  prometheus.Counter
+	committed     *prometheus.GaugeVec   // by stream
+	quarantined   *prometheus.CounterVec // by stream
+
+	byServer       *prometheus.CounterVec // by server (capped) and outcome class
+	unknownRetries *prometheus.CounterVec // by server (capped)
+	maxServers     int
+	servers        map[string]bool // server names with a label of their own
 }
 
-func newMetrics(reg prometheus.Registerer) *metrics {
+func newMetrics(reg prometheus.Registerer, maxServers int) *metrics {
 	m := &metrics{
+		maxServers: maxServers,
+		servers:    map[string]bool{},
+		byServer: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mcplens_ingest_server_exchanges_total",
+			Help: "Exchange records emitted, by server and outcome class: ok, input_required, http200_failed (2xx but a JSON-RPC or tool error, a malformed or invalid answer), stream_cut, http_error, no_answer. Servers past --metrics-max-servers are counted as server=\"_other\", records without a server as \"_none\".",
+		}, []string{"server", "class"}),
+		unknownRetries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mcplens_ingest_unknown_side_effect_retries_total",
+			Help: "Tool calls re-sent after an earlier attempt whose outcome was unknown (the tool may have run twice), by server (capped like mcplens_ingest_server_exchanges_total).",
+		}, []string{"server"}),
 		events: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mcplens_ingest_events_total",
 			Help: "Log events read, by result: accepted, duplicate (dropped by dedupe), quarantined (undecodable).",
 		}, []string{"result"}),
 		exchanges: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mcplens_ingest_exchanges_total",
-			Help: "Exchange records emitted, by outcome.",
+			Help: "Exchange records emitted, by outcome (all servers; mcplens_ingest_server_exchanges_total has them per server).",
 		}, []string{"outcome"}),
 		pending: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "mcplens_ingest_pending",
@@ -62,7 +117,11 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}),
 		sinkRows: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "mcplens_ingest_sink_rows_total",
-			Help: "Rows acknowledged by the sink (exchanges, bodies, quarantine, annotations).",
+			Help: "Rows of every table acknowledged by the sink: exchanges, exchange_bodies, quarantine and tool_annotations together (one exchange is usually two rows); mcplens_ingest_sink_exchanges_total counts exchanges alone.",
+		}),
+		sinkExchanges: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "mcplens_ingest_sink_exchanges_total",
+			Help: "Exchange records acknowledged by the sink (the exchanges table's rows).",
 		}),
 		commitErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "mcplens_ingest_commit_errors_total",
@@ -79,7 +138,38 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	}
 	if reg != nil {
 		reg.MustRegister(m.events, m.exchanges, m.pending, m.pendingBytes, m.inflight, m.evicted,
-			m.noResponse, m.sinkSeconds, m.sinkErrors, m.sinkRows, m.commitErrors, m.committed, m.quarantined)
+			m.noResponse, m.sinkSeconds, m.sinkErrors, m.sinkRows, m.sinkExchanges, m.commitErrors, m.committed,
+			m.quarantined, m.byServer, m.unknownRetries)
 	}
 	return m
+}
+
+// exchange counts one emitted exchange record. Called by the engine's
+// loop alone.
+func (m *metrics) exchange(rec *schema.Exchange) {
+	m.exchanges.WithLabelValues(string(rec.Outcome)).Inc()
+	if rec.Outcome == classify.NoResponse {
+		m.noResponse.Inc()
+	}
+	server := m.serverLabel(rec.Server)
+	m.byServer.WithLabelValues(server, OutcomeClass(rec.Outcome)).Inc()
+	if rec.UnknownSideEffectRetry {
+		m.unknownRetries.WithLabelValues(server).Inc()
+	}
+}
+
+// serverLabel is the server's own name while fewer than maxServers have
+// one (the first ones seen keep theirs), OtherServer after that.
+func (m *metrics) serverLabel(server string) string {
+	if server == "" {
+		return NoServer
+	}
+	if m.servers[server] {
+		return server
+	}
+	if len(m.servers) >= m.maxServers {
+		return OtherServer
+	}
+	m.servers[server] = true
+	return server
 }

@@ -58,6 +58,7 @@ func register(reg prometheus.Registerer, g *prometheus.GaugeVec) (*prometheus.Ga
 type partition struct {
 	stream    string
 	committed int64 // next offset to read, as last committed; -1 if none
+	lagNow    int64 // lag as of the last fetch, read under Source.mu
 	lag       prometheus.Gauge
 	offset    prometheus.Gauge
 }

@@ -40,6 +40,7 @@ type Source struct {
 	log     zerolog.Logger
 	reader  *kafka.Reader
 	metrics *metrics
+	probe   *prober
 
 	mu    sync.Mutex
 	parts map[int]*partition
@@ -60,18 +61,20 @@ func New(cfg Config, logger zerolog.Logger, reg prometheus.Registerer) (*Source,
 	if err != nil {
 		return nil, fmt.Errorf("new kafka source: %w", err)
 	}
-	logger = logger.With().Str("component", "kafkasource").Str("topic", cfg.Topic).Str("group", cfg.Group).Logger()
+	clientID := newClientID()
+	logger = logger.With().Str("source", "kafka").Str("topic", cfg.Topic).Str("group", cfg.Group).Str("client_id", clientID).Logger()
 	return &Source{
 		cfg:     cfg,
 		log:     logger,
-		reader:  kafka.NewReader(cfg.readerConfig(logger)),
+		reader:  kafka.NewReader(cfg.readerConfig(logger, clientID)),
 		metrics: m,
+		probe:   newProber(cfg, clientID),
 		parts:   map[int]*partition{},
 	}, nil
 }
 
 // readerConfig is the one adapter from Config to kafka-go options.
-func (c Config) readerConfig(logger zerolog.Logger) kafka.ReaderConfig {
+func (c Config) readerConfig(logger zerolog.Logger, clientID string) kafka.ReaderConfig {
 	start := kafka.FirstOffset
 	if c.Start == StartLast {
 		start = kafka.LastOffset
@@ -89,7 +92,7 @@ func (c Config) readerConfig(logger zerolog.Logger) kafka.ReaderConfig {
 		RebalanceTimeout:      c.RebalanceTimeout,
 		CommitInterval:        0, // synchronous: Commit returns once the broker has the offsets
 		WatchPartitionChanges: true,
-		Dialer:                &kafka.Dialer{ClientID: "mcplens-ingest", Timeout: 10 * time.Second, DualStack: true},
+		Dialer:                &kafka.Dialer{ClientID: clientID, Timeout: 10 * time.Second, DualStack: true},
 		Logger:                logTo(logger.Debug),
 		ErrorLogger:           logTo(logger.Warn),
 	}
@@ -132,7 +135,11 @@ func (s *Source) Fetch(ctx context.Context) (pipeline.Message, error) {
 
 func (s *Source) message(m kafka.Message) pipeline.Message {
 	p := s.partition(m.Partition)
-	p.lag.Set(float64(max(0, m.HighWaterMark-m.Offset-1)))
+	lag := max(0, m.HighWaterMark-m.Offset-1)
+	p.lag.Set(float64(lag))
+	s.mu.Lock()
+	p.lagNow = lag
+	s.mu.Unlock()
 	return pipeline.Message{
 		Value: m.Value,
 		Pos: pipeline.Position{
@@ -153,6 +160,18 @@ func (s *Source) partition(n int) *partition {
 		s.parts[n] = p
 	}
 	return p
+}
+
+// Lag is the sum over the partitions fetched from of the messages after the
+// last one fetched, as of each partition's last fetch, and how many
+// partitions that covers. Safe for concurrent use; progress reports use it.
+func (s *Source) Lag() (messages int64, partitions int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range s.parts {
+		messages += p.lagNow
+	}
+	return messages, len(s.parts)
 }
 
 // Commit records, for each position's partition, that every message before
@@ -196,6 +215,7 @@ func (s *Source) Commit(ctx context.Context, next []pipeline.Position) error {
 // Source's gauges are removed. Close is safe to call more than once.
 func (s *Source) Close() error {
 	err := s.reader.Close()
+	s.probe.close()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for n := range s.parts {
