@@ -10,8 +10,13 @@ import (
 
 // group is one HTTP exchange as one or more observers saw it.
 type group struct {
-	key   string
-	ts    time.Time
+	key string
+	ts  time.Time // the earliest request time of its views
+	// due is when, in event time, the group stops waiting for more views:
+	// the merge window after the latest time a view completed. A view is
+	// logged when its exchange completes, so a window counted from the
+	// request time would close before a slow call's other view arrives.
+	due   time.Time
 	seq   uint64
 	obs   []*observation
 	index int
@@ -71,29 +76,51 @@ func (m *mergeSet) add(o *observation, h *groupHeap) {
 	key := mergeKey(o)
 	if g, ok := m.byKey[key]; ok && key != "" && !g.hasObserver(o) && absDur(g.ts.Sub(o.ts)) <= m.window {
 		g.obs = append(g.obs, o)
-		if o.ts.Before(g.ts) {
-			g.ts = o.ts
+		g.ts = earlier(g.ts, o.ts)
+		if due := o.due(m.window); due.After(g.due) {
+			g.due = due
 			heap.Fix(g.heap, g.index)
 		}
 		return
 	}
 	m.seq++
 	m.n++
-	g := &group{key: key, ts: o.ts, seq: m.seq, obs: []*observation{o}, heap: h}
+	g := &group{key: key, ts: o.ts, due: o.due(m.window), seq: m.seq, obs: []*observation{o}, heap: h}
 	heap.Push(h, g)
 	if key != "" {
 		m.byKey[key] = g
 	}
 }
 
-// release emits, oldest first, the groups of h whose merge window the
-// watermark wm has passed and that no pending request older than them can
-// precede.
+// due is when a group holding only o stops waiting for other views.
+func (o *observation) due(window time.Duration) time.Time {
+	end, _ := endTime(o)
+	return later(end, o.ts).Add(window)
+}
+
+func earlier(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// release emits, in the order their merge windows close, the groups of h
+// whose window the watermark wm has passed and that no pending request
+// older than them can precede. That order keeps a retry after its earlier attempt:
+// a re-send starts after the attempt it repeats completed.
 func (m *mergeSet) release(h *groupHeap, final bool, wm, oldestPending time.Time, emit func(*group)) {
 	for len(*h) > 0 {
 		g := (*h)[0]
 		if !final {
-			if g.ts.Add(m.window).After(wm) || (!oldestPending.IsZero() && g.ts.After(oldestPending)) {
+			if g.due.After(wm) || (!oldestPending.IsZero() && g.ts.After(oldestPending)) {
 				return
 			}
 		}
@@ -233,15 +260,15 @@ func endTime(o *observation) (time.Time, float64) {
 	return o.ts, 0
 }
 
-// groupHeap orders groups by event time, then arrival.
+// groupHeap orders groups by when their merge window closes, then arrival.
 type groupHeap []*group
 
 func (h groupHeap) Len() int { return len(h) }
 func (h groupHeap) Less(i, j int) bool {
-	if h[i].ts.Equal(h[j].ts) {
+	if h[i].due.Equal(h[j].due) {
 		return h[i].seq < h[j].seq
 	}
-	return h[i].ts.Before(h[j].ts)
+	return h[i].due.Before(h[j].due)
 }
 func (h groupHeap) Swap(i, j int) {
 	h[i], h[j] = h[j], h[i]

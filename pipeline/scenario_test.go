@@ -252,7 +252,8 @@ func (f *failingCommits) Commit(ctx context.Context, next []Position) error {
 // again at the next flush.
 func TestCommitFailureIsRetried(t *testing.T) {
 	lines := readLines(t, "testdata/correlate/retries.ndjson")
-	src := &failingCommits{sliceSource: newSliceSource("c", lines), failures: 3}
+	// Two failures: the file gives three flushes before the last one.
+	src := &failingCommits{sliceSource: newSliceSource("c", lines), failures: 2}
 	sink := &memSink{}
 	cfg := testConfig()
 	cfg.BatchSize = 2
