@@ -1,0 +1,68 @@
+// Command loadgen writes a production-shaped MCP traffic log (see
+// internal/loadgen) as NDJSON to a file or stdout, or produces it to a
+// Kafka topic keyed by session, and prints its ground truth counts on
+// stderr.
+//
+//	loadgen -calls 100000 -seed 3 -out load.ndjson
+//	loadgen -calls 100000 -kafka 127.0.0.1:9092 -topic mcp-logs
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/mcplens/mcplens/internal/loadgen"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "loadgen:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var cfg loadgen.Config
+	fs := flag.NewFlagSet("loadgen", flag.ExitOnError)
+	cfg.RegisterFlags(fs)
+	out := fs.String("out", "-", "file to write, - for stdout")
+	brokers := fs.String("kafka", "", "comma-separated brokers: produce to -topic instead of writing a file")
+	topic := fs.String("topic", "mcp-logs", "Kafka topic for -kafka")
+	_ = fs.Parse(os.Args[1:])
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	g, err := loadgen.New(cfg)
+	if err != nil {
+		return err
+	}
+	switch {
+	case *brokers != "":
+		err = g.Produce(ctx, strings.Split(*brokers, ","), *topic)
+	case *out == "-":
+		_, err = g.WriteTo(os.Stdout)
+	default:
+		var f *os.File
+		if f, err = os.Create(*out); err != nil {
+			return fmt.Errorf("create %q: %w", *out, err)
+		}
+		_, err = g.WriteTo(f)
+		if cerr := f.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("close %q: %w", *out, cerr)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	t := g.Truth()
+	return json.NewEncoder(os.Stderr).Encode(map[string]any{
+		"exchanges": t.Exchanges, "lines": t.Lines, "events": t.Events, "redelivered": t.Redelivered,
+		"poison": t.Poison, "outcomes": t.Outcomes,
+	})
+}

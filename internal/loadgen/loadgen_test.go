@@ -1,0 +1,301 @@
+package loadgen_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/mcplens/mcplens/internal/loadgen"
+	"github.com/mcplens/mcplens/pipeline"
+)
+
+func digest(t *testing.T, cfg loadgen.Config) ([32]byte, int) {
+	t.Helper()
+	g, err := loadgen.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := sha256.New()
+	n := 0
+	for key, line := range g.Lines() {
+		h.Write(key)
+		h.Write(line)
+		h.Write([]byte{'\n'})
+		n++
+	}
+	var sum [32]byte
+	copy(sum[:], h.Sum(nil))
+	return sum, n
+}
+
+func TestDeterministic(t *testing.T) {
+	cfg := loadgen.Config{Seed: 7, Calls: 3000, PoisonShare: 0.01, SecretShare: 0.1, BadUTF8Share: 0.01}
+	a, na := digest(t, cfg)
+	b, nb := digest(t, cfg)
+	if a != b || na != nb {
+		t.Fatalf("same seed, different lines: %d vs %d lines", na, nb)
+	}
+	cfg.Seed = 8
+	if c, _ := digest(t, cfg); c == a {
+		t.Fatal("another seed gave the same lines")
+	}
+}
+
+// line is the part of a generated line the shape test reads.
+type line struct {
+	EventID    string `json:"event_id"`
+	TS         string `json:"ts"`
+	Kind       string `json:"kind"`
+	Source     string `json:"source"`
+	ExchangeID string `json:"exchange_id"`
+	Session    string `json:"session_id"`
+	Stream     *bool  `json:"stream.complete"`
+	Body       string `json:"response_body"`
+}
+
+// TestShape checks the shares the issue names against what the generator
+// writes, read back from the lines themselves.
+func TestShape(t *testing.T) {
+	const calls = 20_000
+	g, err := loadgen.New(loadgen.Config{Seed: 3, Calls: calls})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		n, exch, split, client, sse, redelivered int
+		seen                                     = map[string]bool{}
+		reqAt                                    = map[string]time.Time{}
+		delays                                   []time.Duration
+		first                                    time.Time
+		starts                                   []time.Time
+		minBody, maxBody                         = 1 << 30, 0
+		keyed                                    = true
+	)
+	for key, raw := range g.Lines() {
+		n++
+		var l line
+		if err := json.Unmarshal(raw, &l); err != nil {
+			t.Fatalf("line %d: %v", n, err)
+		}
+		if string(key) != l.Session {
+			keyed = false
+		}
+		if seen[l.EventID] {
+			redelivered++
+			continue
+		}
+		seen[l.EventID] = true
+		ts, err := time.Parse(time.RFC3339Nano, l.TS)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first.IsZero() || ts.Before(first) {
+			first = ts
+		}
+		if l.Kind != "response" && l.Source == "gateway" {
+			starts = append(starts, ts)
+		}
+		if l.Stream != nil {
+			sse++
+		}
+		if strings.Contains(l.Body, `"isError":false`) {
+			minBody, maxBody = min(minBody, len(l.Body)), max(maxBody, len(l.Body))
+		}
+		switch {
+		case l.Source == "client":
+			client++
+		case l.Kind == "exchange":
+			exch++
+		case l.Kind == "request":
+			split++
+			reqAt[l.ExchangeID+l.Session+l.EventID[:len(l.EventID)-1]] = ts
+		case l.Kind == "response":
+			if at, ok := reqAt[l.ExchangeID+l.Session+l.EventID[:len(l.EventID)-1]]; ok {
+				delays = append(delays, ts.Sub(at))
+			}
+		}
+	}
+	tr := g.Truth()
+	calls2 := float64(tr.Exchanges)
+	share := func(name string, got int, of, want, tol float64) {
+		t.Helper()
+		if f := float64(got) / of; f < want-tol || f > want+tol {
+			t.Errorf("%s: %.3f, want %.2f±%.2f", name, f, want, tol)
+		}
+	}
+	share("exchange records", exch, calls2, 0.35, 0.02)
+	share("split calls", split, calls2, 0.65, 0.02)
+	share("client views", client, calls2, 0.10, 0.01)
+	share("SSE responses", sse, calls2*1.1, 0.15, 0.03)
+	share("redelivered lines", redelivered, float64(n), 0.02, 0.005)
+	if tr.Lines != n || tr.Redelivered != redelivered {
+		t.Errorf("truth counts %d lines, %d redelivered; read %d, %d", tr.Lines, tr.Redelivered, n, redelivered)
+	}
+	if !keyed {
+		t.Error("a line's key is not its session")
+	}
+	sort.Slice(starts, func(i, j int) bool { return starts[i].Before(starts[j]) })
+	in10s := sort.Search(len(starts), func(i int) bool { return starts[i].Sub(first) >= 10*time.Second })
+	if rate := float64(in10s) / 10; rate < 900 || rate > 1200 {
+		t.Errorf("%.0f calls/s of event time, want about 1,000", rate)
+	}
+	sort.Slice(delays, func(i, j int) bool { return delays[i] < delays[j] })
+	if len(delays) < 1000 || delays[0] < 10*time.Millisecond || delays[len(delays)-1] > 31*time.Second ||
+		delays[len(delays)/2] > 2*time.Second || delays[len(delays)*99/100] < 10*time.Second {
+		t.Errorf("response delays min %v p50 %v p99 %v max %v, want 10ms..30s log-uniform",
+			delays[0], delays[len(delays)/2], delays[len(delays)*99/100], delays[len(delays)-1])
+	}
+	if minBody < 150 || maxBody < 12<<10 || maxBody > 20<<10 {
+		t.Errorf("response bodies %d..%d bytes, want 0.2..16 KiB", minBody, maxBody)
+	}
+}
+
+// record is the part of an output exchange record the truth test checks.
+type record struct {
+	ExchangeID      string   `json:"exchange_id"`
+	RequestEventID  string   `json:"request_event_id"`
+	Outcome         string   `json:"outcome"`
+	RetryOf         string   `json:"retry_of"`
+	Attempt         int      `json:"attempt"`
+	Sources         []string `json:"sources"`
+	ClientDisagrees bool     `json:"client_disagrees"`
+}
+
+// TestPipelineMatchesTruth runs the real engine (file source, every
+// stage, stdout sink) over a load with poison lines, invalid UTF-8 and
+// secrets, and counts the exchanges lost, doubled and misclassified
+// against the generator's ground truth.
+func TestPipelineMatchesTruth(t *testing.T) {
+	cfg := loadgen.Config{Seed: 11, Calls: 8000, KeepTruth: true, PoisonShare: 0.002, BadUTF8Share: 0.01, SecretShare: 0.05}
+	path := filepath.Join(t.TempDir(), "load.ndjson")
+	truth, err := loadgen.WriteFile(path, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := pipeline.NewFileSource(path, pipeline.FileSourceConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	var out, quarantine bytes.Buffer
+	e, err := pipeline.New(pipeline.DefaultConfig(), pipeline.Deps{Source: src, Sink: pipeline.NewStdoutSink(&out, &quarantine), Logger: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, s := range truth.Secrets {
+		if bytes.Contains(out.Bytes(), []byte(s)) || bytes.Contains(quarantine.Bytes(), []byte(s)) {
+			t.Fatalf("secret %q reached the output", s)
+		}
+	}
+	if q := bytes.Count(quarantine.Bytes(), []byte(`{"quarantine":`)); q != truth.Poison {
+		t.Errorf("%d lines quarantined, want the %d poison lines", q, truth.Poison)
+	}
+
+	var examples []string
+	byReq := map[string][]record{}
+	idOf := map[string]string{} // request event id -> exchange id
+	sc := bufio.NewScanner(&out)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	rows, extra := 0, 0
+	want := map[string]bool{}
+	for _, e := range truth.Calls {
+		want[e.RequestEventID] = true
+	}
+	for sc.Scan() {
+		var r record
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		rows++
+		if !want[r.RequestEventID] {
+			extra++
+			if len(examples) < 40 {
+				examples = append(examples, "extra record: "+sc.Text()[:min(300, len(sc.Text()))])
+			}
+		}
+		byReq[r.RequestEventID] = append(byReq[r.RequestEventID], r)
+		idOf[r.RequestEventID] = r.ExchangeID
+	}
+	var lost, doubled, wrongOutcome, wrongRetry, wrongSources, wrongID, wrongDisagree int
+	note := func(format string, e loadgen.Expect, got any) {
+		if len(examples) < 40 && (format != "sources" || len(examples) < 3) {
+			examples = append(examples, format+" "+e.RequestEventID+": "+strings.TrimSpace(toJSON(got))+" want "+toJSON(e))
+		}
+	}
+	for _, e := range truth.Calls {
+		got := byReq[e.RequestEventID]
+		switch {
+		case len(got) == 0:
+			lost++
+			note("lost", e, nil)
+			continue
+		case len(got) > 1:
+			doubled++
+			note("doubled", e, got)
+		}
+		r := got[0]
+		if r.Outcome != string(e.Outcome) {
+			wrongOutcome++
+			note("outcome", e, r)
+		}
+		if e.ExchangeID != "" && r.ExchangeID != e.ExchangeID {
+			wrongID++
+			note("exchange id", e, r)
+		}
+		wantRetry := ""
+		if e.RetryOf != "" {
+			wantRetry = idOf[e.RetryOf]
+		}
+		if r.RetryOf != wantRetry || (e.RetryOf != "" && r.Attempt != e.Attempt) {
+			wrongRetry++
+			note("retry", e, r)
+		}
+		if strings.Join(r.Sources, ",") != strings.Join(e.Sources, ",") {
+			wrongSources++
+			note("sources", e, r)
+		}
+		if r.ClientDisagrees != e.ClientDisagrees {
+			wrongDisagree++
+			note("client_disagrees", e, r)
+		}
+	}
+	if rows != len(truth.Calls) || extra+lost+doubled+wrongOutcome+wrongRetry+wrongSources+wrongID+wrongDisagree > 0 {
+		t.Errorf("%d calls, %d records: extra %d, lost %d, doubled %d, wrong outcome %d, exchange id %d, retry %d, sources %d, client_disagrees %d\n%s",
+			len(truth.Calls), rows, extra, lost, doubled, wrongOutcome, wrongID, wrongRetry, wrongSources, wrongDisagree, strings.Join(examples, "\n"))
+	}
+}
+
+func toJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func TestWriteFileMatchesLines(t *testing.T) {
+	cfg := loadgen.Config{Seed: 5, Calls: 500}
+	path := filepath.Join(t.TempDir(), "x.ndjson")
+	tr, err := loadgen.WriteFile(path, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(b, []byte("\n")); n != tr.Lines {
+		t.Fatalf("%d lines in the file, truth says %d", n, tr.Lines)
+	}
+}
