@@ -28,7 +28,7 @@ FUZZ_TARGETS := FuzzClassify:./classify:300000x FuzzDecode:./pipeline:150000x \
 	FuzzUnescape:./pipeline:150000x FuzzRedact:./redact:150000x \
 	FuzzParseURL:./pipeline/kafkasource:150000x FuzzClientInfo:./tap:200000x \
 	FuzzParseCursor:./queries:300000x FuzzLikePattern:./queries:300000x \
-	FuzzGateway:./deploy/shippers:200000x FuzzParseTime:./api:70000x \
+	FuzzGateway:./deploy/shippers:200000x FuzzParseTime:./queries:70000x \
 	FuzzTokens:./api:30000x
 
 fuzz:

@@ -73,10 +73,10 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 func (c *Config) Validate() error {
 	var errs []error
 	if c.MaxSpan <= 0 {
-		errs = append(errs, fmt.Errorf("--max-span %s: want > 0", formatSpan(c.MaxSpan)))
+		errs = append(errs, fmt.Errorf("--max-span %s: want > 0", queries.FormatSpan(c.MaxSpan)))
 	}
 	if c.DefaultWindow <= 0 || c.DefaultWindow > c.MaxSpan {
-		errs = append(errs, fmt.Errorf("--default-window %s: want > 0 and at most --max-span %s", formatSpan(c.DefaultWindow), formatSpan(c.MaxSpan)))
+		errs = append(errs, fmt.Errorf("--default-window %s: want > 0 and at most --max-span %s", queries.FormatSpan(c.DefaultWindow), queries.FormatSpan(c.MaxSpan)))
 	}
 	if c.MaxLimit < 1 || c.MaxLimit > queries.MaxLimit {
 		errs = append(errs, fmt.Errorf("--max-limit %d: want 1..%d", c.MaxLimit, queries.MaxLimit))
@@ -119,27 +119,13 @@ func checkOrigin(o string) error {
 // ("31d", "2w").
 type spanValue time.Duration
 
-func (v *spanValue) String() string { return formatSpan(time.Duration(*v)) }
+func (v *spanValue) String() string { return queries.FormatSpan(time.Duration(*v)) }
 
 func (v *spanValue) Set(s string) error {
-	d, err := parseSpan(s)
+	d, err := queries.ParseSpan(s)
 	if err != nil {
 		return err
 	}
 	*v = spanValue(d)
 	return nil
-}
-
-// formatSpan writes a span the way parseSpan reads it: "31d", "24h",
-// "15m", else a Go duration.
-func formatSpan(d time.Duration) string {
-	switch {
-	case d >= 48*time.Hour && d%(24*time.Hour) == 0:
-		return fmt.Sprintf("%dd", d/(24*time.Hour))
-	case d > 0 && d%time.Hour == 0:
-		return fmt.Sprintf("%dh", d/time.Hour)
-	case d > 0 && d%time.Minute == 0:
-		return fmt.Sprintf("%dm", d/time.Minute)
-	}
-	return d.String()
 }

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
+	"github.com/mcplens/mcplens/queries"
 )
 
 // maxValueLen bounds every text parameter and path id (in characters),
@@ -114,7 +115,7 @@ func (p *reqParams) window(now time.Time, defaultWindow, maxSpan time.Duration) 
 	to = now.UTC().Truncate(time.Millisecond)
 	ok := true
 	if v, present := p.q["to"]; present {
-		t, err := parseTime(v[0], now)
+		t, err := queries.ParseTime(v[0], now)
 		if err != nil {
 			p.fail("to", "%v", err)
 			ok = false
@@ -123,7 +124,7 @@ func (p *reqParams) window(now time.Time, defaultWindow, maxSpan time.Duration) 
 	}
 	from = to.Add(-defaultWindow)
 	if v, present := p.q["from"]; present {
-		t, err := parseTime(v[0], now)
+		t, err := queries.ParseTime(v[0], now)
 		if err != nil {
 			p.fail("from", "%v", err)
 			ok = false
@@ -137,7 +138,7 @@ func (p *reqParams) window(now time.Time, defaultWindow, maxSpan time.Duration) 
 	case span <= 0:
 		p.fail("from", "from %s is not before to %s", from.Format(time.RFC3339Nano), to.Format(time.RFC3339Nano))
 	case span > maxSpan:
-		reason := fmt.Sprintf("from..to spans %s, over the maximum of %s", formatSpan(span.Round(time.Second)), formatSpan(maxSpan))
+		reason := fmt.Sprintf("from..to spans %s, over the maximum of %s", queries.FormatSpan(span.Round(time.Second)), queries.FormatSpan(maxSpan))
 		p.fail("from", "%s", reason)
 		p.fail("to", "%s", reason)
 	}
