@@ -9,12 +9,14 @@ import (
 
 	"github.com/mcplens/mcplens/api"
 	"github.com/mcplens/mcplens/internal/flagenv"
+	"github.com/mcplens/mcplens/internal/secret"
+	"github.com/mcplens/mcplens/store"
 	"github.com/mcplens/mcplens/store/chstore"
 )
 
 // config is everything api is told by flags or environment.
 type config struct {
-	Store           string
+	Store           secret.URL
 	Listen          string
 	Migrate         bool
 	TokensFile      string
@@ -27,7 +29,8 @@ type config struct {
 
 // RegisterFlags registers every flag with its default and help text.
 func (c *config) RegisterFlags(fs *flag.FlagSet) {
-	fs.StringVar(&c.Store, "store", "duckdb:mcplens.duckdb", "store to read: duckdb:PATH or clickhouse://[USER[:PASSWORD]@]HOST:PORT/DB")
+	c.Store = "duckdb:mcplens.duckdb"
+	fs.Var(&c.Store, "store", "store to read: duckdb:PATH or clickhouse://[USER@]HOST:PORT/DB (the password from --clickhouse-password or CLICKHOUSE_PASSWORD; one in the URL is never logged)")
 	fs.StringVar(&c.Listen, "listen", "127.0.0.1:8080", "address to serve the API, /metrics, /healthz and /readyz on")
 	fs.BoolVar(&c.Migrate, "migrate", false, "apply the store's schema migrations at start (DuckDB: open read-write, creating the file if needed)")
 	fs.StringVar(&c.TokensFile, "tokens-file", "", "file of bearer tokens, one per line: 'sha256:HEX scopes=read[,bodies] name=NAME' or 'TOKEN scopes=... name=...'")
@@ -35,14 +38,14 @@ func (c *config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.LogFormat, "log-format", "json", "log format: json or console")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "on SIGTERM, how long in-flight requests may take to finish")
 	c.API.RegisterFlags(fs)
-	registerClickHouseFlags(&c.ClickHouse, fs)
+	c.ClickHouse.RegisterFlags(fs)
 }
 
 // Validate reports every invalid setting.
 func (c *config) Validate() error {
 	var errs []error
-	if !strings.HasPrefix(c.Store, "duckdb:") && !strings.HasPrefix(c.Store, "clickhouse://") {
-		errs = append(errs, fmt.Errorf("--store %q: want duckdb:PATH or clickhouse://HOST:PORT/DB", c.Store))
+	if !store.Is(c.Store.Reveal()) {
+		errs = append(errs, fmt.Errorf("--store %s: %w", c.Store, store.ErrScheme))
 	}
 	if c.Listen == "" {
 		errs = append(errs, errors.New("--listen is required"))
@@ -56,7 +59,7 @@ func (c *config) Validate() error {
 	if err := c.API.Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	if strings.HasPrefix(c.Store, "clickhouse://") {
+	if strings.HasPrefix(c.Store.Reveal(), "clickhouse://") {
 		if err := c.ClickHouse.Validate(); err != nil {
 			errs = append(errs, err)
 		}

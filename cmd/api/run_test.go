@@ -193,10 +193,11 @@ func TestRun(t *testing.T) {
 			t.Errorf("GET %s: %d %.300s; want %d with %s", tc.path, status, body, tc.status, tc.contains)
 		}
 	}
+	apitest.CheckServerLimits(t, strings.TrimPrefix(base, "http://"), api.MaxHeaderBytes, api.ReadHeaderTimeout)
 	if err := stop(); err != nil {
 		t.Fatalf("run: %v", err)
 	}
-	for _, want := range []string{"opened store", "serving the API", `"token":"tester"`, "stopped http server", "closed store"} {
+	for _, want := range []string{"opened store", "serving the API", `"token":"tester"`, "stopped api server", "closed store"} {
 		if !strings.Contains(logs.String(), want) {
 			t.Errorf("log lacks %q:\n%s", want, logs)
 		}
@@ -314,7 +315,7 @@ func TestBinarySIGTERM(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Errorf("exit after SIGTERM: %v\n%s", err, tail)
 	}
-	if !strings.Contains(tail, "stopped http server") || !strings.Contains(tail, "closed store") {
+	if !strings.Contains(tail, "stopped api server") || !strings.Contains(tail, "closed store") {
 		t.Errorf("shutdown not logged:\n%s", tail)
 	}
 }

@@ -12,29 +12,34 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/mcplens/mcplens/incident"
+	"github.com/mcplens/mcplens/internal/secret"
 	"github.com/mcplens/mcplens/queries"
-	"github.com/mcplens/mcplens/store/duckstore"
+	"github.com/mcplens/mcplens/store"
+	"github.com/mcplens/mcplens/store/chstore"
 )
 
 type config struct {
-	Store, From, To, Server, Out string
-	Max                          int
+	Store                 secret.URL
+	From, To, Server, Out string
+	Max                   int
+	ClickHouse            chstore.Config
 }
 
 func main() {
 	var cfg config
 	fs := flag.NewFlagSet("bundle", flag.ContinueOnError)
-	fs.StringVar(&cfg.Store, "store", "duckdb:mcplens.duckdb", "store to read: duckdb:PATH (opened read-only)")
+	cfg.Store = "duckdb:mcplens.duckdb"
+	fs.Var(&cfg.Store, "store", "store to read: duckdb:PATH (opened read-only) or clickhouse://[USER@]HOST:PORT/DB (the password from --clickhouse-password or CLICKHOUSE_PASSWORD)")
 	fs.StringVar(&cfg.From, "from", "-1h", "start of the range: RFC 3339 or relative to now (-2h, -30m, -7d)")
 	fs.StringVar(&cfg.To, "to", "now", "end of the range: RFC 3339, relative, or now")
 	fs.StringVar(&cfg.Server, "server", "", "only this server (default: all)")
 	fs.StringVar(&cfg.Out, "o", "-", "output file (- for stdout)")
 	fs.IntVar(&cfg.Max, "max-exchanges", incident.DefaultMaxExchanges, "most exchanges in the bundle")
+	cfg.ClickHouse.RegisterFlags(fs)
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			os.Exit(0)
@@ -51,26 +56,22 @@ func main() {
 
 func run(ctx context.Context, cfg config, stdout io.Writer) error {
 	now := time.Now().UTC()
-	from, err := parseTime(cfg.From, now)
+	from, err := queries.ParseTime(cfg.From, now)
 	if err != nil {
 		return fmt.Errorf("--from: %w", err)
 	}
-	to, err := parseTime(cfg.To, now)
+	to, err := queries.ParseTime(cfg.To, now)
 	if err != nil {
 		return fmt.Errorf("--to: %w", err)
 	}
 	if !from.Before(to) {
 		return fmt.Errorf("--from %s is not before --to %s", from.Format(time.RFC3339), to.Format(time.RFC3339))
 	}
-	path, err := duckstore.ParseURL(cfg.Store)
+	st, err := store.Open(ctx, cfg.Store, store.Options{ReadOnly: true, ClickHouse: cfg.ClickHouse})
 	if err != nil {
 		return err
 	}
-	store, err := duckstore.OpenReadOnly(ctx, path, duckstore.Options{})
-	if err != nil {
-		return err
-	}
-	defer store.Close()
+	defer st.Close()
 	out := stdout
 	if cfg.Out != "-" {
 		f, err := os.Create(cfg.Out)
@@ -80,32 +81,5 @@ func run(ctx context.Context, cfg config, stdout io.Writer) error {
 		defer f.Close()
 		out = f
 	}
-	return incident.Write(ctx, queries.On(store), incident.Params{From: from, To: to, Server: cfg.Server, MaxExchanges: cfg.Max}, out)
-}
-
-// parseTime reads RFC 3339, "now", or a negative offset from now such as
-// -90m, -2h or -7d.
-func parseTime(s string, now time.Time) (time.Time, error) {
-	switch {
-	case s == "now":
-		return now, nil
-	case strings.HasPrefix(s, "-"):
-		if d, ok := strings.CutSuffix(s, "d"); ok {
-			var n int
-			if _, err := fmt.Sscanf(d, "-%d", &n); err != nil || n <= 0 {
-				return time.Time{}, fmt.Errorf("bad relative time %q", s)
-			}
-			return now.Add(-time.Duration(n) * 24 * time.Hour), nil
-		}
-		d, err := time.ParseDuration(s)
-		if err != nil {
-			return time.Time{}, fmt.Errorf("bad relative time %q: %w", s, err)
-		}
-		return now.Add(d), nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("want RFC 3339, now or -DURATION: %w", err)
-	}
-	return t.UTC(), nil
+	return incident.Write(ctx, queries.On(st), incident.Params{From: from, To: to, Server: cfg.Server, MaxExchanges: cfg.Max}, out)
 }

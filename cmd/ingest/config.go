@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/mcplens/mcplens/api"
+	"github.com/mcplens/mcplens/internal/secret"
 	"github.com/mcplens/mcplens/pipeline"
 	"github.com/mcplens/mcplens/schema"
 	"github.com/mcplens/mcplens/store/chstore"
@@ -13,8 +14,8 @@ import (
 
 // config is everything ingest is told by flags or environment.
 type config struct {
-	From      string
-	To        string
+	From      secret.URL
+	To        secret.URL
 	Listen    string
 	LogLevel  string
 	LogFormat string
@@ -32,15 +33,16 @@ type config struct {
 
 // RegisterFlags registers every flag with its default and help text.
 func (c *config) RegisterFlags(fs *flag.FlagSet) {
-	fs.StringVar(&c.From, "from", "", "source: file:PATH (file:- for stdin, .gz ok) or kafka://HOST:PORT[,HOST:PORT]/TOPIC?group=G")
-	fs.StringVar(&c.To, "to", "stdout", "sink: stdout, file:PATH (idempotent NDJSON), duckdb:PATH or clickhouse://HOST:PORT/DB")
+	fs.Var(&c.From, "from", "source: file:PATH (file:- for stdin, .gz ok) or kafka://HOST:PORT[,HOST:PORT]/TOPIC?group=G")
+	c.To = "stdout"
+	fs.Var(&c.To, "to", "sink: stdout, file:PATH (idempotent NDJSON), duckdb:PATH or clickhouse://[USER@]HOST:PORT/DB (the password from --clickhouse-password or CLICKHOUSE_PASSWORD; one in the URL is never logged)")
 	fs.StringVar(&c.Listen, "listen", "127.0.0.1:9464", "address for /metrics, /healthz and /readyz (empty: no HTTP server)")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.StringVar(&c.LogFormat, "log-format", "json", "log format: json or console")
 	fs.BoolVar(&c.Migrate, "migrate", false, "apply the store's schema migrations before ingesting (DuckDB always migrates)")
 	fs.StringVar(&c.FaultFile, "fault-sink-down-while", "", "testing aid: while this file exists every sink write fails as if the store were down (exercises retries and the commit watermark)")
 	c.Pipeline.RegisterFlags(fs)
-	registerClickHouseFlags(&c.CH, fs)
+	c.CH.RegisterFlags(fs)
 	c.Schema.RegisterFlags(fs)
 	fs.StringVar(&c.APIListen, "api-listen", "", "also serve the REST API on this address from the same store: the single-process mode for a DuckDB file, which only one process may write (empty: off)")
 	fs.StringVar(&c.TokensFile, "tokens-file", "", "with --api-listen: file of API bearer tokens, one per line ('TOKEN scopes=read[,bodies] name=NAME'); MCPLENS_TOKENS adds ';'-separated entries")
@@ -74,20 +76,4 @@ func (c *config) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// registerClickHouseFlags registers the ClickHouse store's settings. The
-// credentials default to "" so that --help never prints a password; they
-// fall back to CLICKHOUSE_USER and CLICKHOUSE_PASSWORD when the sink opens.
-func registerClickHouseFlags(c *chstore.Config, fs *flag.FlagSet) {
-	*c = chstore.DefaultConfig()
-	fs.StringVar(&c.User, "clickhouse-user", "", "ClickHouse user, overriding the DSN's (default: env CLICKHOUSE_USER)")
-	fs.StringVar(&c.Password, "clickhouse-password", "", "ClickHouse password, overriding the DSN's (default: env CLICKHOUSE_PASSWORD, preferable to the flag)")
-	fs.StringVar(&c.CAFile, "clickhouse-ca-file", "", "PEM file of CAs to verify the ClickHouse server with (implies TLS)")
-	fs.IntVar(&c.MaxInsertRows, "clickhouse-max-insert-rows", c.MaxInsertRows, "most rows in one INSERT; larger batches are split")
-	fs.IntVar(&c.RetryAttempts, "clickhouse-retry-attempts", c.RetryAttempts, "attempts of an insert that fails with a transient error (then the pipeline backs off and retries the batch)")
-	fs.DurationVar(&c.RetryMin, "clickhouse-retry-min", c.RetryMin, "first backoff between insert attempts")
-	fs.DurationVar(&c.RetryMax, "clickhouse-retry-max", c.RetryMax, "longest backoff between insert attempts")
-	fs.StringVar(&c.Cluster, "clickhouse-insert-cluster", "", "cluster of the cluster variant: insert into the Distributed tables synchronously")
-	fs.DurationVar(&c.DialTimeout, "clickhouse-dial-timeout", c.DialTimeout, "timeout of connecting to ClickHouse")
 }

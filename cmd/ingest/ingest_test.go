@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcplens/mcplens/api"
+	"github.com/mcplens/mcplens/api/apitest"
 	"github.com/mcplens/mcplens/pipeline/kafkatest"
 	"github.com/mcplens/mcplens/pipeline/pipelinetest"
 )
@@ -236,6 +238,8 @@ func TestSingleProcessAPI(t *testing.T) {
 		code, body := get()
 		return code == 200 && strings.Count(body, `"exchange_id"`) == len(c.IDs)
 	})
+	// The same server limits as cmd/api: both use api.NewServer.
+	apitest.CheckServerLimits(t, addr, api.MaxHeaderBytes, api.ReadHeaderTimeout)
 	stdin.Close()
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("ingest: %v\n%s", err, stderr.String())

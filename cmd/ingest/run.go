@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -18,12 +17,14 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/mcplens/mcplens/api"
+	"github.com/mcplens/mcplens/internal/logging"
+	"github.com/mcplens/mcplens/internal/secret"
+	"github.com/mcplens/mcplens/internal/serve"
 	"github.com/mcplens/mcplens/pipeline"
 	"github.com/mcplens/mcplens/pipeline/kafkasource"
 	"github.com/mcplens/mcplens/queries"
 	"github.com/mcplens/mcplens/schema"
-	"github.com/mcplens/mcplens/store/chstore"
-	"github.com/mcplens/mcplens/store/duckstore"
+	"github.com/mcplens/mcplens/store"
 )
 
 // run wires source, engine, sink and the HTTP endpoints, and stops them in
@@ -36,7 +37,7 @@ func run(ctx context.Context, cfg config, logger zerolog.Logger) error {
 	if err != nil {
 		return err
 	}
-	defer closeStep(logger, "sink", sink.Close)
+	defer func() { _ = logging.Step(logger, "sink", sink.Close) }()
 	if cfg.FaultFile != "" {
 		logger.Warn().Str("file", cfg.FaultFile).Msg("fault injection on: sink writes fail while this file exists")
 		sink = faultySink{Sink: sink, file: cfg.FaultFile}
@@ -45,7 +46,7 @@ func run(ctx context.Context, cfg config, logger zerolog.Logger) error {
 	if err != nil {
 		return err
 	}
-	defer closeStep(logger, "source", src.Close)
+	defer func() { _ = logging.Step(logger, "source", src.Close) }()
 	engine, err := pipeline.New(cfg.Pipeline, pipeline.Deps{Source: src, Sink: sink, Logger: logger, Registerer: reg})
 	if err != nil {
 		return err
@@ -61,82 +62,60 @@ func run(ctx context.Context, cfg config, logger zerolog.Logger) error {
 
 	var ready atomic.Bool
 	g, gctx := errgroup.WithContext(ctx)
-	var srv *http.Server
+	// The HTTP servers stop when the engine has stopped (stopServers), not
+	// when ctx ends: /metrics and the API stay up through the final flush.
+	srvCtx, stopServers := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopServers()
 	if cfg.Listen != "" {
-		ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", cfg.Listen)
+		ln, err := serve.Listen(ctx, cfg.Listen)
 		if err != nil {
-			return fmt.Errorf("listen %s: %w", cfg.Listen, err)
+			return err
 		}
-		srv = &http.Server{Handler: opsHandler(reg, &ready), ReadHeaderTimeout: 5 * time.Second}
+		srv := &http.Server{Handler: opsHandler(reg, &ready), ReadHeaderTimeout: api.ReadHeaderTimeout}
 		logger.Info().Str("addr", ln.Addr().String()).Msg("serving /metrics, /healthz, /readyz")
-		g.Go(func() error {
-			if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-				return fmt.Errorf("serve metrics: %w", err)
-			}
-			return nil
-		})
+		g.Go(func() error { return serve.Run(srvCtx, srv, ln, 5*time.Second, logger, "metrics") })
 	}
-	var apiSrv *http.Server
 	if cfg.APIListen != "" {
-		apiSrv, err = serveAPI(gctx, g, cfg, sink, logger, reg)
-		if err != nil {
+		if err := serveAPI(gctx, srvCtx, g, cfg, sink, logger, reg); err != nil {
 			return err
 		}
 	}
 	g.Go(func() error {
+		defer stopServers()
 		ready.Store(true)
-		logger.Info().Str("from", cfg.From).Str("to", cfg.To).Msg("ingest started")
+		logger.Info().Stringer("from", cfg.From).Stringer("to", cfg.To).Msg("ingest started")
 		err := engine.Run(gctx)
 		ready.Store(false)
-		if apiSrv != nil {
-			start := time.Now()
-			sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			_ = apiSrv.Shutdown(sctx)
-			cancel()
-			logger.Info().Dur("took", time.Since(start)).Msg("stopped api server")
-		}
-		if srv != nil {
-			start := time.Now()
-			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			_ = srv.Shutdown(sctx)
-			logger.Info().Dur("took", time.Since(start)).Msg("stopped http server")
-		}
 		return err
 	})
 	return g.Wait()
 }
 
-// serveAPI serves the REST API from the sink's store in this process.
-func serveAPI(ctx context.Context, g *errgroup.Group, cfg config, sink pipeline.Sink, logger zerolog.Logger, reg *prometheus.Registry) (*http.Server, error) {
+// serveAPI serves the REST API from the sink's store in this process, with
+// cmd/api's server limits (api.NewServer), until srvCtx ends.
+func serveAPI(ctx, srvCtx context.Context, g *errgroup.Group, cfg config, sink pipeline.Sink, logger zerolog.Logger, reg *prometheus.Registry) error {
 	if f, ok := sink.(faultySink); ok {
 		sink = f.Sink
 	}
 	engine, ok := sink.(queries.Engine)
 	if !ok {
-		return nil, fmt.Errorf("--api-listen needs a store sink (duckdb: or clickhouse://), not %s", cfg.To)
+		return fmt.Errorf("--api-listen needs a store sink (duckdb: or clickhouse://), not %s", cfg.To)
 	}
 	tokens, err := api.LoadTokens(cfg.TokensFile, os.Getenv("MCPLENS_TOKENS"))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	a, err := api.New(cfg.API, api.Deps{Store: queries.On(engine), Tokens: tokens, Logger: logger.With().Str("component", "api").Logger(), Registerer: reg, Gatherer: reg})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", cfg.APIListen)
+	ln, err := serve.Listen(ctx, cfg.APIListen)
 	if err != nil {
-		return nil, fmt.Errorf("listen %s: %w", cfg.APIListen, err)
+		return err
 	}
-	srv := &http.Server{Handler: a, ReadHeaderTimeout: 5 * time.Second}
 	logger.Info().Str("addr", ln.Addr().String()).Msg("serving the REST API from the same store")
-	g.Go(func() error {
-		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-			return fmt.Errorf("serve api: %w", err)
-		}
-		return nil
-	})
-	return srv, nil
+	g.Go(func() error { return serve.Run(srvCtx, api.NewServer(cfg.API, a), ln, 10*time.Second, logger, "api") })
+	return nil
 }
 
 // faultySink fails writes while a file exists: a way for end-to-end tests
@@ -161,12 +140,6 @@ func (f faultySink) Seed(ctx context.Context, window time.Duration) ([]schema.Ex
 	return nil, nil, nil
 }
 
-func closeStep(logger zerolog.Logger, what string, close func() error) {
-	start := time.Now()
-	err := close()
-	logger.Info().Err(err).Dur("took", time.Since(start)).Msgf("closed %s", what)
-}
-
 func opsHandler(reg *prometheus.Registry, ready *atomic.Bool) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
@@ -181,22 +154,22 @@ func opsHandler(reg *prometheus.Registry, ready *atomic.Bool) http.Handler {
 	return mux
 }
 
-func openSource(from string, logger zerolog.Logger, reg prometheus.Registerer) (pipeline.Source, error) {
-	switch {
-	case strings.HasPrefix(from, "file:"):
-		path, err := pipeline.ParseFileURL(from)
+func openSource(from secret.URL, logger zerolog.Logger, reg prometheus.Registerer) (pipeline.Source, error) {
+	switch u := from.Reveal(); {
+	case strings.HasPrefix(u, "file:"):
+		path, err := pipeline.ParseFileURL(u)
 		if err != nil {
 			return nil, err
 		}
 		return pipeline.NewFileSource(path, pipeline.FileSourceConfig{})
-	case strings.HasPrefix(from, "kafka://"):
-		kc, err := kafkasource.ParseURL(from)
+	case strings.HasPrefix(u, "kafka://"):
+		kc, err := kafkasource.ParseURL(u)
 		if err != nil {
 			return nil, err
 		}
 		return kafkasource.New(kc, logger, reg)
 	}
-	return nil, fmt.Errorf("--from %q: want file:PATH or kafka://HOST:PORT/TOPIC?group=G", from)
+	return nil, fmt.Errorf("--from %s: want file:PATH or kafka://HOST:PORT/TOPIC?group=G", from)
 }
 
 // seeder is a store that can hand back the last chain window of exchanges
@@ -207,33 +180,12 @@ type seeder interface {
 }
 
 func openSink(ctx context.Context, cfg config, logger zerolog.Logger, reg prometheus.Registerer) (pipeline.Sink, error) {
-	switch to := cfg.To; {
-	case strings.HasPrefix(to, "clickhouse://"):
-		ch := cfg.CH
-		if ch.User == "" {
-			ch.User = os.Getenv("CLICKHOUSE_USER")
-		}
-		if ch.Password == "" {
-			ch.Password = os.Getenv("CLICKHOUSE_PASSWORD")
-		}
-		s, err := chstore.Open(ctx, to, ch, logger, reg)
-		if err != nil {
-			return nil, err
-		}
-		if cfg.Migrate {
-			if err := s.Migrate(ctx, cfg.Schema); err != nil {
-				s.Close()
-				return nil, fmt.Errorf("migrate: %w", err)
-			}
-		}
-		return s, nil
-	case strings.HasPrefix(to, "duckdb:"):
-		path, err := duckstore.ParseURL(to)
-		if err != nil {
-			return nil, err
-		}
-		logger.Info().Str("path", path).Msg("writing to DuckDB (migrations applied on open)")
-		return duckstore.Open(ctx, path, duckstore.Options{Logger: logger})
+	switch to := cfg.To.Reveal(); {
+	case store.Is(to):
+		return store.Open(ctx, cfg.To, store.Options{
+			Migrate: cfg.Migrate, Schema: cfg.Schema, ClickHouse: cfg.CH,
+			Logger: logger, Registerer: reg,
+		})
 	case to == "stdout":
 		return pipeline.NewStdoutSink(os.Stdout, os.Stderr), nil
 	case strings.HasPrefix(to, "file:"):
@@ -244,5 +196,5 @@ func openSink(ctx context.Context, cfg config, logger zerolog.Logger, reg promet
 		logger.Info().Str("path", path).Msg("writing exchange records to file")
 		return pipeline.OpenFileSink(path)
 	}
-	return nil, fmt.Errorf("--to %q: want stdout, file:PATH, duckdb:PATH or clickhouse://HOST:PORT/DB", cfg.To)
+	return nil, fmt.Errorf("--to %s: want stdout, file:PATH, duckdb:PATH or clickhouse://HOST:PORT/DB", cfg.To)
 }

@@ -134,7 +134,8 @@ func maskQuery(tail string) string {
 func isScheme(s string) bool {
 	for i, c := range s {
 		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
-		if !letter && (i == 0 || !(c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.')) {
+		other := c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.'
+		if !letter && (i == 0 || !other) {
 			return false
 		}
 	}

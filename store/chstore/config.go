@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/mcplens/mcplens/internal/secret"
 )
 
 // Config is the ClickHouse store's configuration. RegisterFlags sets the
@@ -13,9 +15,11 @@ import (
 // or the environment (CLICKHOUSE_USER, CLICKHOUSE_PASSWORD) so that they
 // stay out of process listings.
 type Config struct {
-	// User and Password override the DSN's. Defaults from CLICKHOUSE_USER
-	// and CLICKHOUSE_PASSWORD.
-	User, Password string
+	// User and Password override the DSN's; when empty, CLICKHOUSE_USER and
+	// CLICKHOUSE_PASSWORD do (read when the store opens, so that --help
+	// never shows them). The password never prints (secret.String).
+	User     string
+	Password secret.String
 	// CAFile is a PEM bundle to verify the server with (implies TLS);
 	// otherwise the DSN's secure=true uses the system roots.
 	CAFile string
@@ -44,10 +48,11 @@ func DefaultConfig() Config {
 	return c
 }
 
-// RegisterFlags registers the store's flags with their defaults and help.
+// RegisterFlags registers the store's flags with their defaults and help:
+// the one set of ClickHouse flags that ingest, api and bundle share.
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
-	fs.StringVar(&c.User, "clickhouse-user", os.Getenv("CLICKHOUSE_USER"), "ClickHouse user, overriding the DSN's (env CLICKHOUSE_USER)")
-	fs.StringVar(&c.Password, "clickhouse-password", os.Getenv("CLICKHOUSE_PASSWORD"), "ClickHouse password, overriding the DSN's (env CLICKHOUSE_PASSWORD)")
+	fs.StringVar(&c.User, "clickhouse-user", "", "ClickHouse user, overriding the DSN's (default: env CLICKHOUSE_USER)")
+	fs.Var(&c.Password, "clickhouse-password", "ClickHouse password, overriding the DSN's (default: env CLICKHOUSE_PASSWORD, preferable to the flag, which process listings show)")
 	fs.StringVar(&c.CAFile, "clickhouse-ca-file", "", "PEM file of CAs to verify the ClickHouse server with (implies TLS)")
 	fs.IntVar(&c.MaxInsertRows, "clickhouse-max-insert-rows", 100_000, "most rows in one INSERT; larger batches are split")
 	fs.IntVar(&c.RetryAttempts, "clickhouse-retry-attempts", 5, "attempts of an insert that fails with a transient error")

@@ -16,6 +16,7 @@
 package chstore
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -31,6 +32,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
+	"github.com/mcplens/mcplens/internal/secret"
 	"github.com/mcplens/mcplens/queries"
 	"github.com/mcplens/mcplens/schema"
 )
@@ -55,27 +57,13 @@ type Store struct {
 // other setting of clickhouse.ParseDSN).
 func ParseURL(dsn string) (*clickhouse.Options, error) {
 	if !strings.HasPrefix(dsn, "clickhouse://") {
-		return nil, fmt.Errorf("clickhouse sink %q: want clickhouse://[user:pass@]host:9000/db?secure=true", redact(dsn))
+		return nil, fmt.Errorf("clickhouse sink %q: want clickhouse://[user:pass@]host:9000/db?secure=true", secret.MaskURL(dsn))
 	}
 	o, err := clickhouse.ParseDSN(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("clickhouse sink %q: %w", redact(dsn), err)
+		return nil, fmt.Errorf("clickhouse sink %q: %w", secret.MaskURL(dsn), err)
 	}
 	return o, nil
-}
-
-// redact hides a DSN's password in messages.
-func redact(dsn string) string {
-	at := strings.LastIndex(dsn, "@")
-	scheme := strings.Index(dsn, "://")
-	if at < 0 || scheme < 0 || at < scheme {
-		return dsn
-	}
-	userinfo := dsn[scheme+3 : at]
-	if user, _, ok := strings.Cut(userinfo, ":"); ok {
-		return dsn[:scheme+3] + user + ":xxxxx" + dsn[at:]
-	}
-	return dsn
 }
 
 // options applies the config to the DSN's options: credentials, TLS, LZ4.
@@ -84,11 +72,11 @@ func (c *Config) options(dsn string) (*clickhouse.Options, error) {
 	if err != nil {
 		return nil, err
 	}
-	if c.User != "" {
-		o.Auth.Username = c.User
+	if user := cmp.Or(c.User, os.Getenv("CLICKHOUSE_USER")); user != "" {
+		o.Auth.Username = user
 	}
-	if c.Password != "" {
-		o.Auth.Password = c.Password
+	if pw := cmp.Or(c.Password.Reveal(), os.Getenv("CLICKHOUSE_PASSWORD")); pw != "" {
+		o.Auth.Password = pw
 	}
 	if o.Auth.Database == "" {
 		o.Auth.Database = "mcplens"
