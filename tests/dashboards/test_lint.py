@@ -19,6 +19,10 @@ VAR_COLUMN = {"server": "server", "client": "client_name", "tool": "tool_name", 
 ALLOWED_DS = {"grafana-clickhouse-datasource": "${datasource}", "prometheus": "${prometheus}"}
 VALUE_PANELS = {"timeseries", "stat", "bargauge", "gauge", "heatmap", "table", "barchart", "piechart"}
 API_LINK = re.compile(r"^\$\{api_url\}/api/v1/exchanges/\$\{__data\.fields\.(\w+):percentencode\}$")
+# A drill-down to a dashboard with one server selected, keeping the data
+# source and the time range: from a table cell or from a series' label.
+DRILL_LINK = re.compile(r"^/d/(?P<uid>[a-z0-9-]+)/[a-z0-9-]+\?\$\{datasource:queryparam\}"
+                        r"&var-server=\$\{__(?:data\.fields|field\.labels)\.server:percentencode\}&\$\{__url_time_range\}$")
 
 
 def all_panels():
@@ -31,7 +35,7 @@ def panel_ids():
 
 def test_dashboards_exist():
     names = sorted(n for n, _ in DASHES)
-    assert names == ["clients.json", "ingest.json", "overview.json", "retries.json", "servers.json"]
+    assert names == ["clients.json", "failing.json", "ingest.json", "overview.json", "retries.json", "servers.json"]
 
 
 def test_unique_uids_and_titles():
@@ -193,12 +197,42 @@ def test_api_links():
                     if prop["id"] != "links":
                         continue
                     for link in prop["value"]:
+                        if drill_link(link, o["matcher"]["options"]):
+                            continue
                         m = API_LINK.match(link["url"])
                         assert m, f"{p['title']!r}: {link['url']}"
                         assert m.group(1) == o["matcher"]["options"], "the link opens the exchange of its own cell"
                         assert link["title"]
                         seen += 1
     assert seen >= 6
+
+
+def drill_link(link, column):
+    """A drill-down link of a server cell: to a dashboard that exists, in
+    the same browser tab."""
+    m = DRILL_LINK.match(link["url"])
+    if not m:
+        return False
+    assert column == "server", f"a drill-down by server sits on the server column, not {column!r}"
+    assert m.group("uid") in {d["uid"] for _, d in DASHES}, link["url"]
+    assert link["title"] and not link.get("targetBlank"), link
+    return True
+
+
+def test_drill_downs():
+    """Failing now: the failing servers table and the per-server series
+    drill down to the dashboard itself with that server selected."""
+    dash = dict(DASHES)["failing.json"]
+    by_title = {p["title"]: p for p in L.panels(dash)}
+    cells = [link for o in by_title["Failing servers"]["fieldConfig"]["overrides"] for prop in o["properties"]
+             if prop["id"] == "links" for link in prop["value"]]
+    series = by_title["Failures per minute by server"]["fieldConfig"]["defaults"].get("links", [])
+    for link in cells + series:
+        m = DRILL_LINK.match(link["url"])
+        assert m and m.group("uid") == dash["uid"], link
+    assert len(cells) == 1 and len(series) == 1
+    assert "__data.fields.server" in cells[0]["url"] and "__field.labels.server" in series[0]["url"]
+    assert by_title["Failures per minute by server"]["fieldConfig"]["defaults"]["displayName"] == "${__field.labels.server}"
 
 
 # --- Prometheus ----------------------------------------------------------------------

@@ -51,6 +51,18 @@ EXPECTED = {
         [("server", "string"), ("rpc_errors", "number"), ("http_200", "number"), ("share", "number"),
          ("jsonrpc_code", "number"), ("error_message", "string"), ("n", "number"), ("example_id", "string"),
          ("example_ids", "array")],
+    ("mcplens-failing", "Failing servers"):
+        [("server", "string"), ("exchanges", "number"), ("failures", "number"), ("failure_rate", "number"),
+         ("failed_behind_2xx", "number"), ("top_causes", "string"), ("last_failure", "time")],
+    ("mcplens-failing", "Failures per minute by server"):
+        [("time", "time"), ("server", "string"), ("failures_per_min", "number")],
+    ("mcplens-failing", "Failures per minute by layer"):
+        [("time", "time"), ("layer", "string"), ("failures_per_min", "number")],
+    ("mcplens-failing", "Failing exchanges"):
+        [("exchange_id", "string"), ("ts", "time"), ("server", "string"), ("client_name", "string"),
+         ("tool_name", "string"), ("method", "string"), ("layer", "string"), ("outcome", "string"),
+         ("error_class", "string"), ("http_status", "number"), ("jsonrpc_code", "number"),
+         ("error_message", "string"), ("retry_advice", "string")],
     ("mcplens-retries", "Retries"): [("retries", "number")],
     ("mcplens-retries", "Unknown side-effect retries"): [("unknown_side_effect_retries", "number")],
     ("mcplens-retries", "429s"): [("rate_limited", "number")],
@@ -272,6 +284,64 @@ def test_per_minute_rates_add_up(ch, rng):
     assert {k: round(v, 6) for k, v in by_layer.items()} == {r["layer"]: r["n"] for r in stored}
     _, _, total = run_panel(ch, DB, *find("mcplens-overview", "Exchanges"), {}, rng)
     assert total[0]["exchanges"] == sum(r["n"] for r in stored)
+
+
+# --- Failing now: failures only, and the drill-down from a server to its exchanges ------
+
+NOT_FAILED = "('SUCCESS', 'TOOL_SUCCESS', 'ACCEPTED', 'INPUT_REQUIRED')"
+
+
+def stored_failures(ch, where=""):
+    return L.run(ch, DB, "SELECT server, layer, exchange_id FROM exchanges "
+                         f"WHERE outcome NOT IN {NOT_FAILED} {where} LIMIT 1 BY exchange_id")[1]
+
+
+def test_failure_series_count_failures_only(ch, rng):
+    """Each failure series adds up, bucket by bucket, to the stored
+    failures, by server and by layer: no success, ACCEPTED or
+    INPUT_REQUIRED is stacked in."""
+    failed = stored_failures(ch)
+    assert failed and len(failed) < L.run(ch, DB, "SELECT uniqExact(exchange_id) AS n FROM exchanges")[1][0]["n"]
+    for title, key in (("Failures per minute by server", "server"), ("Failures per minute by layer", "layer")):
+        dash, panel = find("mcplens-failing", title)
+        _, _, rows = run_panel(ch, DB, dash, panel, {}, rng)
+        interval_s = L.panel_interval_ms(panel, *rng) / 1000
+        got = {}
+        for r in rows:
+            got[r[key]] = got.get(r[key], 0) + r["failures_per_min"] * interval_s / 60
+        want = {}
+        for r in failed:
+            want[r[key]] = want.get(r[key], 0) + 1
+        assert {k: round(v, 6) for k, v in got.items()} == want, title
+
+
+def test_failing_servers_rank_the_failures(ch, rng):
+    _, _, rows = run_panel(ch, DB, *find("mcplens-failing", "Failing servers"), {}, rng)
+    want = {}
+    for r in stored_failures(ch):
+        want[r["server"]] = want.get(r["server"], 0) + 1
+    assert {r["server"]: r["failures"] for r in rows} == want
+    assert [r["failures"] for r in rows] == sorted((r["failures"] for r in rows), reverse=True)
+    for r in rows:
+        assert 0 < r["failure_rate"] <= 1 and r["failed_behind_2xx"] <= r["failures"] and r["top_causes"]
+
+
+def test_drill_down_from_a_server_to_its_failing_exchanges(ch, rng):
+    """What a click on a failing server opens: this dashboard with $server
+    set to it. Failing exchanges then lists exactly that server's failed
+    exchanges (within its limit), and the table of servers only it."""
+    _, _, servers = run_panel(ch, DB, *find("mcplens-failing", "Failing servers"), {}, rng)
+    assert len(servers) >= 2, "the fixture needs two failing servers to tell a drill-down from no filter"
+    target = servers[-1]["server"]
+    selection = {"server": [target]}
+    _, _, rows = run_panel(ch, DB, *find("mcplens-failing", "Failing exchanges"), selection, rng)
+    want = {r["exchange_id"] for r in stored_failures(ch, f"AND server = '{target}'")}
+    assert {r["server"] for r in rows} == {target}
+    assert {r["exchange_id"] for r in rows} == want and len(rows) == len(want) == servers[-1]["failures"]
+    assert all(r["outcome"] not in NOT_FAILED for r in rows)
+    assert [r["ts"] for r in rows] == sorted((r["ts"] for r in rows), reverse=True)
+    _, _, drilled = run_panel(ch, DB, *find("mcplens-failing", "Failing servers"), selection, rng)
+    assert [r["server"] for r in drilled] == [target]
 
 
 # --- The panels answer what the API's questions answer ----------------------------------
