@@ -95,7 +95,10 @@ var rules = map[string]callRule{
 	"toStartOfHour":    {render: fixed(1, func(a []string) string { return "date_trunc('hour', " + a[0] + ")" })},
 	"toIntervalSecond": {render: fixed(1, func(a []string) string { return "to_seconds(" + a[0] + ")" })},
 	"toFloat64":        {render: fixed(1, func(a []string) string { return "CAST(" + a[0] + " AS DOUBLE)" })},
-	"lowerUTF8":        {render: fixed(1, func(a []string) string { return "lower(" + a[0] + ")" })},
+	// A comparison is UInt8 in ClickHouse and BOOLEAN in DuckDB: toBool
+	// makes a selected condition a JSON boolean on both.
+	"toBool":    {render: fixed(1, func(a []string) string { return "CAST(" + a[0] + " AS BOOLEAN)" })},
+	"lowerUTF8": {render: fixed(1, func(a []string) string { return "lower(" + a[0] + ")" })},
 	"toStartOfInterval": {render: fixed(2, func(a []string) string {
 		return "time_bucket(" + a[1] + ", " + a[0] + ", TIMESTAMP '1970-01-01 00:00:00')"
 	})},

@@ -34,10 +34,12 @@ def instant(s):
 
 
 def same(want, got, path="$"):
-    """Compares JSON values: floats within 1e-9 relative, timestamps as
-    instants (ClickHouse prints '2026-11-02 09:00:00.000', Go RFC 3339)."""
+    """Compares JSON values by value and JSON type (a bool is never a
+    number: in Python 1 == True, so that is checked first), floats within
+    1e-9 relative, timestamps as instants (ClickHouse prints
+    '2026-11-02 09:00:00.000', Go RFC 3339)."""
     if isinstance(want, bool) or isinstance(got, bool):
-        assert want == got, f"{path}: want {want!r}, got {got!r}"
+        assert type(want) is type(got) and want == got, f"{path}: want {want!r}, got {got!r} ({type(got).__name__})"
     elif isinstance(want, (int, float)) and isinstance(got, (int, float)):
         assert math.isclose(want, got, rel_tol=1e-9, abs_tol=0), f"{path}: want {want!r}, got {got!r}"
     elif isinstance(want, str) and isinstance(got, str) and TS.match(want) and TS.match(got):

@@ -36,7 +36,7 @@ SELECT r.exchange_id AS exchange_id, r.ts AS ts, r.chain_id AS chain_id, r.serve
        coalesce(prev.error_class, '') AS prev_error_class,
        coalesce(p.earlier, 0) AS earlier_attempts,
        coalesce(p.outcomes, []) AS earlier_outcomes,
-       coalesce(a.tool, '') != '' AS annotated,
+       CAST(coalesce(a.tool, '') != '' AS BOOLEAN) AS annotated,
        coalesce(a.ro, false) AS read_only,
        coalesce(a.idem, false) AS idempotent
 FROM r
