@@ -2,69 +2,83 @@ package chstore
 
 import (
 	"context"
-	"fmt"
-	"net/url"
-	"os"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/mcplens/mcplens/queries"
 	"github.com/mcplens/mcplens/queries/querytest"
 	"github.com/mcplens/mcplens/schema"
+	"github.com/mcplens/mcplens/store/chstore/clickhousetest"
 )
 
-// TestServerConformance runs against a real ClickHouse server when
-// CLICKHOUSE_DSN is set (clickhouse://user:pass@host:9000/default): it
-// migrates a fresh database, writes the corpus twice (once in other
-// batches, once as a retry of the first batch), and checks every question
+// openFresh opens the store on a database that does not exist yet on the
+// shared server and migrates it, as `ingest --migrate` does on a fresh
+// install.
+func openFresh(t *testing.T, dsn string) (*Store, string) {
+	t.Helper()
+	opts := schema.DefaultOptions()
+	// The corpus is weeks old: keep it (the TTL tests use the default).
+	opts.TTL, opts.BodyTTL = 0, 0
+	return openFreshWith(t, dsn, opts)
+}
+
+func openFreshWith(t *testing.T, dsn string, opts schema.Options) (*Store, string) {
+	t.Helper()
+	ctx := t.Context()
+	dbDSN, db := clickhousetest.NewDatabase(t, dsn)
+	s, err := Open(ctx, dbDSN, DefaultConfig(), zerolog.Nop(), nil)
+	if err != nil {
+		t.Fatalf("open a store whose database does not exist yet: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	if err := s.Migrate(ctx, opts); err != nil {
+		t.Fatalf("migrate a fresh server: %v", err)
+	}
+	return s, db
+}
+
+func count(t *testing.T, s *Store, query string) uint64 {
+	t.Helper()
+	var n uint64
+	if err := s.conn.QueryRow(t.Context(), query).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	return n
+}
+
+// TestServerConformance runs on the real ClickHouse server of
+// CLICKHOUSE_DSN: it migrates a database that does not exist yet (twice),
+// writes the corpus twice as the same batch (a retry), once more in small
+// inserts under another token (a replay), and checks every question
 // against testdata/conformance/expected, as the DuckDB and chDB suites do.
 func TestServerConformance(t *testing.T) {
-	dsn := os.Getenv("CLICKHOUSE_DSN")
-	if dsn == "" {
-		t.Skip("CLICKHOUSE_DSN not set; the chDB suite (make test-chdb) covers the SQL without a server")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	dsn := clickhousetest.DSN(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
-	cfg := DefaultConfig()
-	admin, err := Open(ctx, dsn, cfg, zerolog.Nop(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
-	db := fmt.Sprintf("mcplens_test_%d", time.Now().UnixNano())
-	opts := schema.Options{DB: db, CreateDatabase: true}
-	if err := admin.Migrate(ctx, opts); err != nil {
-		t.Fatal(err)
-	}
-	defer admin.conn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+db)
-	if err := admin.Migrate(ctx, opts); err != nil {
+	s, db := openFresh(t, dsn)
+	if err := s.Migrate(ctx, schema.DefaultOptions()); err != nil {
 		t.Fatalf("second migrate: %v", err)
 	}
-	var applied uint64
-	if err := admin.conn.QueryRow(ctx, "SELECT count() FROM "+db+".schema_migrations").Scan(&applied); err != nil || applied != 5 {
-		t.Fatalf("schema_migrations has %d rows (%v), want 5 after two runs", applied, err)
+	migs, err := schema.Migrations(schema.ClickHouse, schema.DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, s, "SELECT count() FROM "+db+".schema_migrations"); int(n) != len(migs) {
+		t.Fatalf("schema_migrations has %d rows after two runs, want %d", n, len(migs))
 	}
 
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path = "/" + db
-	s, err := Open(ctx, u.String(), cfg, zerolog.Nop(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
 	corpus := loadCorpusBatch(t)
-	for i := 0; i < 2; i++ { // the second is a retried batch: same token
+	corpus.Token = "conformance"
+	for range 2 { // the second is a retried batch: same token
 		if err := s.Write(ctx, corpus); err != nil {
 			t.Fatal(err)
 		}
 	}
-	var stored uint64
-	if err := s.conn.QueryRow(ctx, "SELECT count() FROM exchanges").Scan(&stored); err != nil || int(stored) != len(corpus.Exchanges) {
-		t.Fatalf("a retried batch was stored again: %d rows (%v)", stored, err)
+	if n := count(t, s, "SELECT count() FROM exchanges"); int(n) != len(corpus.Exchanges) {
+		t.Fatalf("a retried batch was stored again: %d rows, want %d", n, len(corpus.Exchanges))
 	}
 	small := *corpus
 	small.Token = "replayed"
@@ -77,5 +91,79 @@ func TestServerConformance(t *testing.T) {
 	recs, anns, err := s.Seed(ctx, 10*time.Minute)
 	if err != nil || len(recs) == 0 || len(anns) == 0 {
 		t.Errorf("seed: %d records, %d annotations, %v", len(recs), len(anns), err)
+	}
+}
+
+// TestServerMissingDatabase: without --migrate a store on a database that
+// does not exist opens (so --migrate can create it) but every read and
+// write names the database and the flag, and is not retried as transient.
+func TestServerMissingDatabase(t *testing.T) {
+	dsn := clickhousetest.DSN(t)
+	dbDSN, db := clickhousetest.NewDatabase(t, dsn)
+	s, err := Open(t.Context(), dbDSN, DefaultConfig(), zerolog.Nop(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for name, err := range map[string]error{
+		"write":                  s.Write(t.Context(), loadCorpusBatch(t)),
+		"seed":                   func() error { _, _, err := s.Seed(t.Context(), time.Minute); return err }(),
+		"migrate without create": s.Migrate(t.Context(), schema.Options{DB: db}),
+	} {
+		if err == nil || !strings.Contains(err.Error(), db) || !strings.Contains(err.Error(), "--migrate") || Transient(err) {
+			t.Errorf("%s: %v; want a permanent error naming %s and --migrate", name, err, db)
+		}
+	}
+}
+
+// TestServerCredentials: a wrong password and a read-only user fail at
+// once with an error naming the user and the cause.
+func TestServerCredentials(t *testing.T) {
+	dsn := clickhousetest.DSN(t)
+	s, _ := openFresh(t, dsn)
+	ctx := t.Context()
+
+	cfg := DefaultConfig()
+	cfg.User, cfg.Password = "mcplens", "not-the-password"
+	if _, err := Open(ctx, dsn, cfg, zerolog.Nop(), nil); err == nil ||
+		!strings.Contains(err.Error(), `user "mcplens"`) || !strings.Contains(err.Error(), "wrong password") {
+		t.Errorf("wrong password: %v", err)
+	}
+
+	cfg.User, cfg.Password = "mcplens", clickhousetest.UserPassword
+	w, err := Open(ctx, clickhousetest.WithDatabase(t, dsn, s.db), cfg, zerolog.Nop(), nil)
+	if err != nil {
+		t.Fatalf("right password: %v", err)
+	}
+	defer w.Close()
+	b := loadCorpusBatch(t)
+	b.Token = "credentials"
+	if err := w.Write(ctx, b); err != nil {
+		t.Fatalf("write as a user with a password: %v", err)
+	}
+
+	cfg.User, cfg.Password = "reader", clickhousetest.ReaderPassword
+	r, err := Open(ctx, clickhousetest.WithDatabase(t, dsn, s.db), cfg, zerolog.Nop(), nil)
+	if err != nil {
+		t.Fatalf("read-only user: %v", err)
+	}
+	defer r.Close()
+	start := time.Now()
+	err = r.Write(ctx, b)
+	if err == nil || Transient(err) || !strings.Contains(err.Error(), `user "reader" is read-only`) {
+		t.Errorf("write as a read-only user: %v; want a permanent error saying so", err)
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("the read-only write took %s: retried as transient?", d)
+	}
+	if err := r.Migrate(ctx, schema.DefaultOptions()); err == nil || !strings.Contains(err.Error(), "read-only") {
+		t.Errorf("migrate as a read-only user: %v", err)
+	}
+	// A reader still answers the questions.
+	if _, err := r.HTTP200RPCErrors(ctx, queries.Filter{From: time.Now().Add(-time.Hour), To: time.Now(), Limit: 10}); err != nil {
+		t.Errorf("read as the read-only user: %v", err)
+	}
+	if n := count(t, s, "SELECT count() FROM exchanges"); int(n) != len(b.Exchanges) {
+		t.Errorf("%d rows stored, want %d", n, len(b.Exchanges))
 	}
 }

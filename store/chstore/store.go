@@ -25,6 +25,7 @@ import (
 	"os"
 	"reflect"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
@@ -44,6 +45,9 @@ type Store struct {
 	*queries.Questions
 
 	conn   driver.Conn
+	opts   *clickhouse.Options
+	noDBMu sync.Mutex
+	noDB   error // set while the DSN's database does not exist
 	cfg    Config
 	db     string
 	log    zerolog.Logger
@@ -114,14 +118,67 @@ func Open(ctx context.Context, dsn string, cfg Config, logger zerolog.Logger, re
 	if err != nil {
 		return nil, fmt.Errorf("open clickhouse %s: %w", o.Addr, err)
 	}
-	if err := conn.Ping(ctx); err != nil {
-		return nil, errors.Join(fmt.Errorf("ping clickhouse %s: %w", o.Addr, err), conn.Close())
-	}
 	s := newStore(cfg, o.Auth.Database, logger, reg)
-	s.conn = conn
+	s.conn, s.opts = conn, o
 	s.insert = s.nativeInsert
+	if err := conn.Ping(ctx); err != nil {
+		if !isCode(err, codeUnknownDatabase) {
+			return nil, errors.Join(s.explain(fmt.Errorf("ping clickhouse %s: %w", o.Addr, err)), conn.Close())
+		}
+		// A fresh server: Migrate creates the database; until then
+		// every read and write names the cause.
+		s.noDB = fmt.Errorf("clickhouse database %s does not exist on %s: create it with --migrate: %w", s.db, strings.Join(o.Addr, ","), err)
+		logger.Warn().Strs("addr", o.Addr).Str("database", s.db).Msg("clickhouse database does not exist yet; --migrate creates it")
+		return s, nil
+	}
 	logger.Info().Strs("addr", o.Addr).Str("database", s.db).Bool("tls", o.TLS != nil).Msg("connected to clickhouse")
 	return s, nil
+}
+
+// ClickHouse error codes the store branches on.
+const (
+	codeUnknownDatabase = 81  // UNKNOWN_DATABASE
+	codeReadonly        = 164 // READONLY
+	codeAuthFailed      = 516 // AUTHENTICATION_FAILED
+	codeAccessDenied    = 497 // ACCESS_DENIED
+)
+
+func isCode(err error, code int32) bool {
+	var ex *clickhouse.Exception
+	return errors.As(err, &ex) && ex.Code == code
+}
+
+// explain prefixes the errors a user must fix (credentials, rights) with
+// what to do about them; other errors pass unchanged.
+func (s *Store) explain(err error) error {
+	var user string
+	if s.opts != nil {
+		user = s.opts.Auth.Username
+	}
+	switch {
+	case isCode(err, codeAuthFailed):
+		return fmt.Errorf("clickhouse rejected user %q (wrong password or unknown user; set --clickhouse-user/--clickhouse-password or CLICKHOUSE_USER/CLICKHOUSE_PASSWORD): %w", user, err)
+	case isCode(err, codeReadonly):
+		return fmt.Errorf("clickhouse user %q is read-only and cannot write: %w", user, err)
+	case isCode(err, codeAccessDenied):
+		return fmt.Errorf("clickhouse user %q lacks a grant on database %s: %w", user, s.db, err)
+	}
+	return err
+}
+
+// ready returns the error of a missing database, checking again whether
+// it was created meanwhile.
+func (s *Store) ready(ctx context.Context) error {
+	s.noDBMu.Lock()
+	defer s.noDBMu.Unlock()
+	if s.noDB == nil {
+		return nil
+	}
+	if err := s.conn.Ping(ctx); err != nil {
+		return s.noDB
+	}
+	s.noDB = nil
+	return nil
 }
 
 func newStore(cfg Config, db string, logger zerolog.Logger, reg prometheus.Registerer) *Store {
@@ -136,11 +193,30 @@ func (s *Store) Migrate(ctx context.Context, opts schema.Options) error {
 	if opts.DB == "" {
 		opts.DB = s.db
 	}
-	ran, err := schema.Apply(ctx, s.conn, opts)
+	conn := s.conn
+	if err := s.ready(ctx); err != nil {
+		if !opts.CreateDatabase {
+			return err
+		}
+		// The pool's connections name the missing database in their
+		// handshake; create it over one that names none.
+		o := *s.opts
+		o.Auth.Database = ""
+		c, err := clickhouse.Open(&o)
+		if err != nil {
+			return fmt.Errorf("open clickhouse %s: %w", o.Addr, err)
+		}
+		defer c.Close()
+		conn = c
+	}
+	ran, err := schema.Apply(ctx, conn, opts)
 	for _, m := range ran {
 		s.log.Info().Int("version", m.Version).Str("name", m.Name).Msg("applied migration")
 	}
-	return err
+	if err != nil {
+		return s.explain(err)
+	}
+	return s.ready(ctx)
 }
 
 var (
@@ -156,6 +232,9 @@ func (s *Store) Close() error { return s.conn.Close() }
 func (s *Store) Run(ctx context.Context, q *queries.Query, args queries.Args) (*queries.Table, error) {
 	params, err := q.ClickHouseParams(args)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.ready(ctx); err != nil {
 		return nil, err
 	}
 	rows, err := s.conn.Query(clickhouse.Context(ctx, clickhouse.WithParameters(params)), q.SQL)

@@ -26,6 +26,9 @@ import (
 // stored twice. Write returns nil only after every INSERT was committed.
 func (s *Store) Write(ctx context.Context, b *schema.Batch) error {
 	start := time.Now()
+	if err := s.ready(ctx); err != nil {
+		return err
+	}
 	if len(b.Exchanges) > 0 {
 		if err := s.writeTable(ctx, b.Token, "exchanges", schema.ExchangeColumns, len(b.Exchanges), func(lo, hi int) []any {
 			cols, unknown := exchangeColumns(b.Exchanges[lo:hi])
@@ -84,7 +87,7 @@ func (s *Store) insertWithRetry(ctx context.Context, table string, cols []string
 		}
 		if !Transient(err) {
 			s.m.failures.WithLabelValues("permanent").Inc()
-			return err
+			return s.explain(err)
 		}
 		if attempt >= s.cfg.RetryAttempts {
 			s.m.failures.WithLabelValues("transient").Inc()
