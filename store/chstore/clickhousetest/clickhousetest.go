@@ -10,8 +10,6 @@ package clickhousetest
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"net/http"
@@ -22,6 +20,8 @@ import (
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
+
+	"github.com/mcplens/mcplens/pipeline/kafkatest"
 )
 
 // Variables printed by `deploy/clickhouse/clickhouse.sh start`.
@@ -72,27 +72,19 @@ func HTTPURL(t testing.TB) string {
 	return u
 }
 
-// UniqueName returns prefix, the sanitized test name and a random suffix,
-// valid as an unquoted ClickHouse identifier.
+// UniqueName returns kafkatest.UniqueName as an unquoted ClickHouse
+// identifier: lowercase, with '_' for '-' and '.'.
 func UniqueName(t testing.TB, prefix string) string {
 	t.Helper()
-	var b [4]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		t.Fatalf("read random suffix: %v", err)
-	}
-	name := strings.Map(func(r rune) rune {
+	return strings.Map(func(r rune) rune {
 		switch {
-		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '_':
-			return r
+		case r == '-', r == '.':
+			return '_'
 		case r >= 'A' && r <= 'Z':
 			return r + 'a' - 'A'
 		}
-		return '_'
-	}, t.Name())
-	if len(name) > 60 {
-		name = name[:60]
-	}
-	return prefix + "_" + name + "_" + hex.EncodeToString(b[:])
+		return r
+	}, kafkatest.UniqueName(t, prefix))
 }
 
 // WithDatabase returns dsn with its database replaced by db (and any
