@@ -28,16 +28,18 @@ func (c *ChainConfig) defaults() {
 // lastAttempt is what a chain remembers of its newest exchange.
 type lastAttempt struct {
 	id, chainID   string
-	ts            time.Time
+	ts            int64 // Unix nanoseconds: the ring entry that wrote it
 	attempt       int
 	done          bool // it worked (or asked for input): a repeat starts a new chain
 	inputRequired bool
 	unknownBefore bool // some attempt of the chain had an unknown outcome
 }
 
+// keyTime is one entry of the expiry ring: the key a Link wrote and the
+// event time it wrote it with.
 type keyTime struct {
 	key string
-	ts  time.Time
+	ts  int64 // Unix nanoseconds
 }
 
 // chains links exchanges across time: retries of a failed or unknown
@@ -46,10 +48,17 @@ type keyTime struct {
 // conclusion to the classification. It learns tool annotations from
 // recorded tools/list results. Exchanges must come in event-time order, as
 // the correlator releases them. It is not safe for concurrent use.
+//
+// Every Link costs O(1) amortised whatever the window holds: the last
+// attempt per key lives in a map, and the order in which keys were written
+// in a ring that expiry and the MaxKeys bound pop from its head (an entry
+// whose key was written again since is skipped). The ring holds one entry
+// per Link within the window, so at most MaxKeys plus the links of one
+// window.
 type chains struct {
 	cfg         ChainConfig
-	last        map[string]*lastAttempt
-	fifo        []keyTime
+	last        map[string]lastAttempt
+	ring        ring[keyTime]
 	annotations *annotations
 }
 
@@ -59,7 +68,7 @@ func newChains(cfg ChainConfig, ann *annotations) *chains {
 	if ann == nil {
 		ann = newAnnotations()
 	}
-	return &chains{cfg: cfg, last: map[string]*lastAttempt{}, annotations: ann}
+	return &chains{cfg: cfg, last: map[string]lastAttempt{}, annotations: ann}
 }
 
 // retryKey is what makes two exchanges the same call.
@@ -87,7 +96,10 @@ func (c *chains) Link(rec *schema.Exchange) {
 		return
 	}
 	key := retryKey(rec)
-	prev := c.last[key]
+	var prev *lastAttempt
+	if l, ok := c.last[key]; ok {
+		prev = &l
+	}
 	unknown := !rec.OutcomeKnown && rec.Method == "tools/call"
 	switch {
 	case rec.Continuation && prev != nil && prev.inputRequired:
@@ -112,16 +124,17 @@ func (c *chains) Link(rec *schema.Exchange) {
 	if rec.RetryOrigin == "" && rec.RetryOf == "" && rec.Attempt <= 1 {
 		rec.RetryOrigin = "none"
 	}
-	if _, ok := c.last[key]; !ok && len(c.last) >= c.cfg.MaxKeys {
+	if prev == nil && len(c.last) >= c.cfg.MaxKeys {
 		c.dropOldest()
 	}
-	c.last[key] = &lastAttempt{
-		id: rec.ExchangeID, chainID: rec.ChainID, ts: rec.TS, attempt: rec.Attempt,
+	ts := rec.TS.UnixNano()
+	c.last[key] = lastAttempt{
+		id: rec.ExchangeID, chainID: rec.ChainID, ts: ts, attempt: rec.Attempt,
 		done:          succeeded[rec.Outcome] || rec.Outcome == classify.InputRequired,
 		inputRequired: rec.Outcome == classify.InputRequired,
 		unknownBefore: unknown,
 	}
-	c.fifo = append(c.fifo, keyTime{key, rec.TS})
+	c.ring.push(keyTime{key, ts})
 }
 
 func (c *chains) standalone(rec *schema.Exchange) {
@@ -147,27 +160,29 @@ func (c *chains) disagreement(rec *schema.Exchange) {
 
 // expire forgets attempts older than the window.
 func (c *chains) expire(now time.Time) {
-	cut := now.Add(-c.cfg.Window)
-	n := 0
-	for n < len(c.fifo) && c.fifo[n].ts.Before(cut) {
-		kt := c.fifo[n]
-		if l, ok := c.last[kt.key]; ok && l.ts.Equal(kt.ts) {
-			delete(c.last, kt.key)
-		}
-		n++
-	}
-	if n > 0 {
-		c.fifo = append(c.fifo[:0], c.fifo[n:]...)
+	cut := now.Add(-c.cfg.Window).UnixNano()
+	for c.ring.len() > 0 && c.ring.front().ts < cut {
+		c.forget(c.ring.pop())
 	}
 }
 
+// forget deletes the attempt kt wrote, unless its key was written since.
+func (c *chains) forget(kt keyTime) bool {
+	if l, ok := c.last[kt.key]; ok && l.ts == kt.ts {
+		delete(c.last, kt.key)
+		return true
+	}
+	return false
+}
+
+// dropOldest forgets the oldest remembered attempt, for MaxKeys.
 func (c *chains) dropOldest() {
-	for len(c.fifo) > 0 {
-		kt := c.fifo[0]
-		c.fifo = c.fifo[1:]
-		if l, ok := c.last[kt.key]; ok && l.ts.Equal(kt.ts) {
-			delete(c.last, kt.key)
+	for c.ring.len() > 0 {
+		if c.forget(c.ring.pop()) {
 			return
 		}
 	}
 }
+
+// Len returns how many calls are remembered.
+func (c *chains) Len() int { return len(c.last) }

@@ -38,7 +38,7 @@ func (c DedupeConfig) withDefaults() DedupeConfig {
 // Window of the latest event time seen. It keeps 64-bit XXH3 hashes of the
 // ids, not the ids (a false "repeat" needs a hash collision: about 3e-8 at
 // a million ids), in an open-addressing set and a ring buffer of insertion
-// order. Time is
+// order: Seen is O(1) amortised at any fill. Time is
 // event time only: no wall clock, so a replay decides the same.
 //
 // A Dedupe is not safe for concurrent use. The zero value is not usable;
@@ -48,9 +48,7 @@ type dedupe struct {
 	window int64 // nanoseconds
 	latest int64 // latest event time seen, Unix nanoseconds
 	seen   idSet
-	ring   []dedupeEntry // insertion order, oldest at head
-	head   int
-	n      int
+	order  ring[dedupeEntry] // insertion order, oldest first
 }
 
 type dedupeEntry struct {
@@ -85,16 +83,16 @@ func (d *dedupe) Seen(id string, ts time.Time) bool {
 	if d.seen.has(h) {
 		return true
 	}
-	if d.n == d.max {
+	if d.order.len() == d.max {
 		d.pop()
 	}
-	d.push(dedupeEntry{hash: h, ts: t})
+	d.order.push(dedupeEntry{hash: h, ts: t})
 	d.seen.add(h)
 	return false
 }
 
 // Len is how many ids are remembered.
-func (d *dedupe) Len() int { return d.n }
+func (d *dedupe) Len() int { return d.order.len() }
 
 // expire forgets ids from the head of the ring while they are older than the
 // window. An id inserted late with an old time waits behind newer ones: it is
@@ -104,41 +102,12 @@ func (d *dedupe) expire() {
 	if d.latest < minTime+d.window {
 		return // no id can be older than the window yet
 	}
-	for d.n > 0 && d.ring[d.head].ts < cutoff {
+	for d.order.len() > 0 && d.order.front().ts < cutoff {
 		d.pop()
 	}
 }
 
-func (d *dedupe) pop() {
-	d.seen.del(d.ring[d.head].hash)
-	d.ring[d.head] = dedupeEntry{}
-	d.head++
-	if d.head == len(d.ring) {
-		d.head = 0
-	}
-	d.n--
-}
-
-func (d *dedupe) push(e dedupeEntry) {
-	if d.n == len(d.ring) {
-		d.grow()
-	}
-	i := d.head + d.n
-	if i >= len(d.ring) {
-		i -= len(d.ring)
-	}
-	d.ring[i] = e
-	d.n++
-}
-
-// grow doubles the ring (up to max), unwrapping it so the head is at 0.
-func (d *dedupe) grow() {
-	size := min(d.max, max(1024, 2*len(d.ring)))
-	ring := make([]dedupeEntry, size)
-	k := copy(ring, d.ring[d.head:])
-	copy(ring[k:], d.ring[:d.head])
-	d.ring, d.head = ring, 0
-}
+func (d *dedupe) pop() { d.seen.del(d.order.pop().hash) }
 
 // idSet is a set of non-zero hashes: linear probing in a power-of-two table
 // at most 3/4 full, deletion by backward shift (no tombstones). 8 bytes a

@@ -1,0 +1,192 @@
+package pipeline
+
+import (
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/mcplens/mcplens/classify"
+	"github.com/mcplens/mcplens/schema"
+)
+
+func TestRing(t *testing.T) {
+	var r ring[int]
+	next, want := 0, 0
+	for round := range 50 { // grow while wrapped, drain, refill
+		for range 37 + round*11 {
+			r.push(next)
+			next++
+		}
+		for range 29 + round*7 {
+			if got := r.pop(); got != want {
+				t.Fatalf("pop %d, want %d", got, want)
+			}
+			want++
+		}
+		if r.len() != next-want {
+			t.Fatalf("len %d, want %d", r.len(), next-want)
+		}
+		if r.len() > 0 && r.front() != want {
+			t.Fatalf("front %d, want %d", r.front(), want)
+		}
+	}
+}
+
+// chainRec is a classified exchange of call k (its retry key) at ts.
+func chainRec(id string, k int, ts time.Time, out classify.Outcome) *schema.Exchange {
+	rec := &schema.Exchange{ExchangeID: id, TS: ts, Server: "s", SessionID: "sess"}
+	rec.Method, rec.ToolName, rec.ParamsHash = "tools/call", "t", strconv.Itoa(k)
+	rec.Outcome = out
+	rec.OutcomeKnown = out != classify.HTTPError
+	return rec
+}
+
+// A run three times longer than the chain window keeps one window of
+// state, and still links a retry within the window but not beyond it.
+func TestChainsBoundedOverLongRun(t *testing.T) {
+	const window, perSec = 10 * time.Second, 1000
+	c := newChains(ChainConfig{Window: window}, nil)
+	t0 := time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)
+	n := int(3 * window / time.Second * perSec)
+	maxLen := 0
+	for i := range n {
+		ts := t0.Add(time.Duration(i) * time.Second / perSec)
+		c.Link(chainRec(fmt.Sprint("x-", i), i, ts, classify.HTTPError))
+		maxLen = max(maxLen, c.Len())
+	}
+	if limit := int(window/time.Second*perSec) + 1; maxLen > limit || c.ring.len() > limit {
+		t.Errorf("state grew to %d calls, ring %d; one window holds %d", maxLen, c.ring.len(), limit)
+	}
+	end := t0.Add(time.Duration(n) * time.Second / perSec)
+	recent := chainRec("retry-recent", n-100, end, classify.ToolSuccess)
+	c.Link(recent)
+	if recent.RetryOf != fmt.Sprint("x-", n-100) || recent.Attempt != 2 {
+		t.Errorf("retry within the window: retry_of %q attempt %d", recent.RetryOf, recent.Attempt)
+	}
+	old := chainRec("retry-old", n-int(window/time.Second*perSec)-100, end, classify.ToolSuccess)
+	c.Link(old)
+	if old.RetryOf != "" {
+		t.Errorf("retry beyond the window linked to %q", old.RetryOf)
+	}
+}
+
+func TestChainsMaxKeys(t *testing.T) {
+	c := newChains(ChainConfig{MaxKeys: 100}, nil)
+	t0 := time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)
+	for i := range 1000 {
+		c.Link(chainRec(fmt.Sprint("x-", i), i, t0, classify.HTTPError))
+		// The same call again keeps its key: no eviction for a repeat.
+		c.Link(chainRec(fmt.Sprint("y-", i), i, t0, classify.HTTPError))
+	}
+	if c.Len() != 100 {
+		t.Fatalf("Len %d, want the bound 100", c.Len())
+	}
+	r := chainRec("z", 999, t0, classify.ToolSuccess)
+	if c.Link(r); r.RetryOf != "y-999" || r.Attempt != 3 {
+		t.Errorf("newest call: retry_of %q attempt %d, want y-999, 3", r.RetryOf, r.Attempt)
+	}
+	r = chainRec("z", 0, t0, classify.ToolSuccess)
+	if c.Link(r); r.RetryOf != "" {
+		t.Errorf("evicted call still linked to %q", r.RetryOf)
+	}
+}
+
+// windowPopulations are the entries a window holds in BenchmarkWindowCost:
+// 1, 3 and 10 minutes of 1,000 calls/s; 10 minutes is the default chain
+// and dedupe window.
+var windowPopulations = []struct {
+	name string
+	n    int
+}{{"1x", 60_000}, {"3x", 180_000}, {"10x", 600_000}}
+
+// BenchmarkWindowCost measures one operation of each windowed stage once
+// its window is full and expiring (the state is run for two windows before
+// the timer starts), at 1x, 3x and 10x the population. A cost that grows
+// with state shows as ns/op rising from 1x to 10x.
+func BenchmarkWindowCost(b *testing.B) {
+	t0 := time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)
+	for _, p := range windowPopulations {
+		window := time.Duration(p.n) * time.Millisecond // 1,000 per second
+		b.Run("chains/"+p.name, func(b *testing.B) {
+			c := newChains(ChainConfig{Window: window, MaxKeys: 2 * p.n}, nil)
+			recs := make([]*schema.Exchange, 4096)
+			for i := range recs {
+				recs[i] = chainRec("x", 0, t0, classify.HTTPError)
+			}
+			i := 0
+			link := func() {
+				r := recs[i%len(recs)]
+				*r = schema.Exchange{ExchangeID: "x", TS: t0.Add(time.Duration(i) * time.Millisecond), Server: "s", SessionID: "sess"}
+				r.Method, r.ToolName, r.ParamsHash, r.Outcome = "tools/call", "t", strconv.Itoa(i), classify.HTTPError
+				c.Link(r)
+				i++
+			}
+			for range 2 * p.n {
+				link()
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				link()
+			}
+			b.ReportMetric(float64(c.Len()), "calls-held")
+		})
+		b.Run("dedupe/"+p.name, func(b *testing.B) {
+			d := newDedupe(DedupeConfig{Window: window, MaxIDs: 2 * p.n})
+			ids := make([]string, 2*p.n)
+			for i := range ids {
+				ids[i] = "ev-" + strconv.Itoa(i)
+			}
+			i := 0
+			for range 2 * p.n {
+				d.Seen(ids[i%len(ids)], t0.Add(time.Duration(i)*time.Millisecond))
+				i++
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				d.Seen(ids[i%len(ids)], t0.Add(time.Duration(i)*time.Millisecond))
+				i++
+			}
+			b.ReportMetric(float64(d.Len()), "ids-held")
+		})
+		b.Run("correlate/"+p.name, func(b *testing.B) {
+			// Responses come p.n/10 calls after their requests, so that
+			// many requests wait; each Add is followed by a Release.
+			inflight := p.n / 10
+			c := newCorrelator(CorrelatorConfig{MaxPending: 4 * p.n, PairWindow: time.Hour})
+			body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{}}}`
+			resp := `{"jsonrpc":"2.0","id":1,"result":{"content":[],"isError":false}}`
+			hdr := map[string]string{"content-type": "application/json"}
+			emitted := 0
+			emit := func(*group) { emitted++ }
+			i, off := 0, int64(0)
+			step := func() {
+				ts := t0.Add(time.Duration(i) * time.Millisecond)
+				req := schema.Event{EventID: "q" + strconv.Itoa(i), TS: ts, Kind: schema.KindRequest, Source: "gateway",
+					ExchangeID: "x" + strconv.Itoa(i), HTTPMethod: "POST", RequestBody: body}
+				c.Add(&req, Position{Stream: "s", Offset: off})
+				off++
+				if j := i - inflight; j >= 0 {
+					r := schema.Event{EventID: "r" + strconv.Itoa(j), TS: ts, Kind: schema.KindResponse, Source: "gateway",
+						ExchangeID: "x" + strconv.Itoa(j), HTTPStatus: 200, ResponseBody: resp, ResponseHeaders: hdr}
+					c.Add(&r, Position{Stream: "s", Offset: off})
+					off++
+				}
+				c.Release(false, emit)
+				i++
+			}
+			for range 2 * inflight {
+				step()
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				step()
+			}
+			n, _ := c.Pending()
+			b.ReportMetric(float64(n), "pending")
+		})
+	}
+}
