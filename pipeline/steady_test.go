@@ -1,0 +1,201 @@
+package pipeline
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/mcplens/mcplens/internal/loadgen"
+	"github.com/mcplens/mcplens/schema"
+)
+
+// BenchmarkSteadyState runs `ingest --from file:... --to stdout` in process
+// (every stage, the stdout sink's JSON encoding to io.Discard, default
+// settings) over production-shaped traffic from internal/loadgen that is
+// longer than every window: MCPLENS_BENCH_MINUTES (default 31) minutes of
+// event time at 1,000 calls/s, three times the 10-minute chain and dedupe
+// windows. It reports the throughput of each third of the run (events per
+// second of CPU time, which other processes on the machine do not skew,
+// and of wall time), the last third against the first, the resident set
+// at the end of each third and its peak, and the ratio to the yardstick in
+// the same run: a plain encoding/json decode of the same lines into
+// map[string]any. Run it with -benchtime=1x -cpu=1.
+func BenchmarkSteadyState(b *testing.B) {
+	minutes := 31
+	if s := os.Getenv("MCPLENS_BENCH_MINUTES"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n <= 0 {
+			b.Fatalf("MCPLENS_BENCH_MINUTES=%q: want a positive number of minutes", s)
+		}
+		minutes = n
+	}
+	cfg := loadgen.Config{Seed: 1, Calls: minutes * 60 * 1000}
+	path := filepath.Join(b.TempDir(), "steady.ndjson")
+	truth, err := loadgen.WriteFile(path, cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	lines := truth.Lines
+	var probe *thirds
+	for b.Loop() {
+		src, err := NewFileSource(path, FileSourceConfig{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		probe = newThirds(src, lines)
+		sink := &countingSink{Sink: NewStdoutSink(io.Discard, io.Discard)}
+		e, err := New(DefaultConfig(), Deps{Source: probe, Sink: sink, Logger: zerolog.Nop()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := e.Run(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		probe.mark() // the end: everything written
+		src.Close()
+		if sink.rows != truth.Exchanges {
+			b.Fatalf("%d exchange records, the load has %d calls", sink.rows, truth.Exchanges)
+		}
+	}
+	peak := vmKB("VmHWM")
+	naiveCPU, naiveWall := naiveDecodeFile(b, path)
+
+	cpu, wall := probe.rates()
+	b.ReportMetric(cpu[0], "events/cpu-s-1st")
+	b.ReportMetric(cpu[1], "events/cpu-s-2nd")
+	b.ReportMetric(cpu[2], "events/cpu-s-3rd")
+	b.ReportMetric(cpu[2]/cpu[0], "3rd/1st")
+	b.ReportMetric(wall[0], "events/s-1st")
+	b.ReportMetric(wall[2], "events/s-3rd")
+	all := float64(lines) / probe.cpuTotal().Seconds()
+	b.ReportMetric(all, "events/cpu-s")
+	b.ReportMetric(float64(lines)/naiveCPU.Seconds(), "naive-events/cpu-s")
+	b.ReportMetric(all/(float64(lines)/naiveCPU.Seconds()), "x-naive")
+	b.ReportMetric(float64(lines)/naiveWall.Seconds(), "naive-events/s")
+	for i, kb := range probe.rss {
+		b.ReportMetric(float64(kb)/1024, "rss-MB-"+[]string{"1st", "2nd", "3rd"}[i])
+	}
+	b.ReportMetric(float64(peak)/1024, "peak-rss-MB")
+	b.ReportMetric(float64(lines), "events")
+	b.ReportMetric(float64(minutes), "event-minutes")
+}
+
+// thirds is a Source that notes the CPU time, wall time and resident set
+// when the first, second and third third of the lines have been fetched.
+type thirds struct {
+	Source
+	total, n int
+	mu       sync.Mutex
+	cpu      []time.Duration
+	wall     []time.Time
+	rss      []int64
+}
+
+func newThirds(src Source, total int) *thirds {
+	t := &thirds{Source: src, total: total}
+	t.mark()
+	return t
+}
+
+func (t *thirds) Fetch(ctx context.Context) (Message, error) {
+	m, err := t.Source.Fetch(ctx)
+	if err == nil {
+		t.n++
+		if t.n == t.total/3 || t.n == 2*t.total/3 {
+			t.mark()
+		}
+	}
+	return m, err
+}
+
+func (t *thirds) mark() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.cpu = append(t.cpu, cpuTime())
+	t.wall = append(t.wall, time.Now())
+	if len(t.cpu) > 1 {
+		t.rss = append(t.rss, vmKB("VmRSS"))
+	}
+}
+
+// rates returns events per CPU second and per wall second of each third.
+func (t *thirds) rates() (cpu, wall [3]float64) {
+	per := float64(t.total) / 3
+	for i := range 3 {
+		cpu[i] = per / (t.cpu[i+1] - t.cpu[i]).Seconds()
+		wall[i] = per / t.wall[i+1].Sub(t.wall[i]).Seconds()
+	}
+	return cpu, wall
+}
+
+func (t *thirds) cpuTotal() time.Duration { return t.cpu[3] - t.cpu[0] }
+
+// countingSink counts the exchange records it passes on.
+type countingSink struct {
+	Sink
+	rows int
+}
+
+func (s *countingSink) Write(ctx context.Context, b *schema.Batch) error {
+	if err := s.Sink.Write(ctx, b); err != nil {
+		return err
+	}
+	s.rows += len(b.Exchanges)
+	return nil
+}
+
+// naiveDecodeFile is the yardstick: read the file line by line and decode
+// each line with encoding/json into map[string]any, nothing else.
+func naiveDecodeFile(b *testing.B, path string) (cpu, wall time.Duration) {
+	f, err := os.Open(path) //nolint:gosec // G304: the benchmark's own file
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	c0, w0 := cpuTime(), time.Now()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		var m map[string]any
+		_ = json.Unmarshal(sc.Bytes(), &m) // poison lines fail, as they should
+	}
+	if err := sc.Err(); err != nil {
+		b.Fatal(err)
+	}
+	return cpuTime() - c0, time.Since(w0)
+}
+
+// cpuTime is the process's user and system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// vmKB reads a kB field (VmRSS, VmHWM) of /proc/self/status; 0 elsewhere.
+func vmKB(field string) int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, l := range bytes.Split(b, []byte("\n")) {
+		if v, ok := bytes.CutPrefix(l, []byte(field+":")); ok {
+			n, _ := strconv.ParseInt(string(bytes.TrimSuffix(bytes.TrimSpace(v), []byte(" kB"))), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
