@@ -10,13 +10,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 
+	"github.com/mcplens/mcplens/internal/cli"
 	"github.com/mcplens/mcplens/internal/logging"
 )
 
@@ -25,29 +23,15 @@ func main() {
 	fs := flag.NewFlagSet("api", flag.ContinueOnError)
 	cfg.RegisterFlags(fs)
 	fs.Usage = func() { usage(fs) }
-	if err := parseFlags(fs, os.Args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			os.Exit(0)
-		}
-		fmt.Fprintln(os.Stderr, "api:", err)
-		os.Exit(2)
-	}
+	cli.ParseFlags(fs, os.Args[1:])
 	logger := logging.New(os.Stderr, cfg.LogLevel, cfg.LogFormat, "api")
-	if err := cfg.Validate(); err != nil {
-		logger.Error().Err(err).Msg("invalid configuration")
-		os.Exit(2)
-	}
+	cli.Validate(logger, cfg.Validate())
 	tokens, err := loadTokens(cfg.TokensFile, os.Getenv("MCPLENS_TOKENS"))
 	if err != nil {
 		logger.Error().Err(err).Msg("invalid tokens")
 		os.Exit(2)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, cfg, deps{Logger: logger, Tokens: tokens}); err != nil {
-		logger.Error().Err(err).Msg("api failed")
-		os.Exit(1)
-	}
+	cli.Run(logger, "api", func(ctx context.Context) error { return run(ctx, cfg, deps{Logger: logger, Tokens: tokens}) })
 }
 
 func usage(fs *flag.FlagSet) {

@@ -6,7 +6,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcplens/mcplens/incident"
+	"github.com/mcplens/mcplens/internal/cli"
 	"github.com/mcplens/mcplens/internal/secret"
 	"github.com/mcplens/mcplens/queries"
 	"github.com/mcplens/mcplens/store"
@@ -40,12 +40,7 @@ func main() {
 	fs.StringVar(&cfg.Out, "o", "-", "output file (- for stdout)")
 	fs.IntVar(&cfg.Max, "max-exchanges", incident.DefaultMaxExchanges, "most exchanges in the bundle")
 	cfg.ClickHouse.RegisterFlags(fs)
-	if err := fs.Parse(os.Args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			os.Exit(0)
-		}
-		os.Exit(2)
-	}
+	cli.ParseFlags(fs, os.Args[1:])
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, cfg, os.Stdout); err != nil {

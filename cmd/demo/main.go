@@ -10,7 +10,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -19,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcplens/mcplens/internal/cli"
 	"github.com/mcplens/mcplens/internal/demo"
 )
 
@@ -38,12 +38,7 @@ func main() {
 	fs.StringVar(&cfg.Kafka, "kafka", "auto", "Kafka broker for the tap and ingest: auto (use $MCPLENS_KAFKA_BROKERS or 127.0.0.1:9092 if it answers), off, or HOST:PORT")
 	fs.BoolVar(&cfg.Keep, "keep", false, "leave the API running (until Ctrl-C) instead of exiting after the answers")
 	fs.StringVar(&cfg.Listen, "listen", "127.0.0.1:8080", "address for the API")
-	if err := fs.Parse(os.Args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			os.Exit(0)
-		}
-		os.Exit(2)
-	}
+	cli.ParseFlags(fs, os.Args[1:])
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	start := time.Now()

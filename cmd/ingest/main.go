@@ -8,13 +8,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 
+	"github.com/mcplens/mcplens/internal/cli"
 	"github.com/mcplens/mcplens/internal/flagenv"
 	"github.com/mcplens/mcplens/internal/logging"
 )
@@ -29,22 +27,8 @@ func main() {
 			"exchange and writes exchange records.\n\n"+flagenv.Usage+"\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	if err := flagenv.Parse(fs, os.Args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			os.Exit(0)
-		}
-		fmt.Fprintln(os.Stderr, "ingest:", err)
-		os.Exit(2)
-	}
+	cli.ParseFlags(fs, os.Args[1:])
 	logger := logging.New(os.Stderr, cfg.LogLevel, cfg.LogFormat, "ingest")
-	if err := cfg.Validate(); err != nil {
-		logger.Error().Err(err).Msg("invalid configuration")
-		os.Exit(2)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, cfg, logger); err != nil {
-		logger.Error().Err(err).Msg("ingest failed")
-		os.Exit(1)
-	}
+	cli.Validate(logger, cfg.Validate())
+	cli.Run(logger, "ingest", func(ctx context.Context) error { return run(ctx, cfg, logger) })
 }
