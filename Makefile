@@ -56,6 +56,7 @@ bench:
 	  $(GO) test -run='^$$' -bench='^BenchmarkEndToEnd$$' -benchtime=5x -benchmem -count=1 ./store/duckstore && \
 	  $(GO) test -run='^$$' -bench='^BenchmarkKafkaToDuckDB$$' -benchtime=3x -count=1 ./e2e && \
 	  $(GO) test -run='^$$' -bench='^BenchmarkEncodeExchanges$$' -benchtime=20x -benchmem -count=1 ./store/chstore && \
+	  $(GO) test -run='^$$' -bench='^BenchmarkTapAddedLatency$$' -benchtime=3000x -count=1 ./cmd/tap && \
 	  $(GO) test -run='^$$' -bench='^BenchmarkRoutes$$' -benchtime=50x -count=1 -timeout=30m ./api; } | $(GO) run ./internal/benchtable; \
 	status=$$?; if [ -n "$$started" ]; then bash deploy/kafka/kafka.sh stop >/dev/null; fi; exit $$status
 
@@ -99,4 +100,5 @@ test-chdb:
 bench-store:
 	{ $(GO) test -run='^$$' -bench='^(BenchmarkSinkWrite|BenchmarkEndToEnd)$$' -benchtime=5x -benchmem -count=1 ./store/duckstore && \
 	  $(GO) test -run='^$$' -bench='^BenchmarkEncodeExchanges$$' -benchtime=20x -benchmem -count=1 ./store/chstore && \
+	  $(GO) test -run='^$$' -bench='^BenchmarkTapAddedLatency$$' -benchtime=3000x -count=1 ./cmd/tap && \
 	  $(GO) test -run='^$$' -bench='^BenchmarkQuestions$$' -benchtime=30x -benchmem -count=1 -timeout=30m ./store/duckstore; } | $(GO) run ./internal/benchtable

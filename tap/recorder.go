@@ -13,6 +13,7 @@ package tap
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"mime"
@@ -32,12 +33,24 @@ const (
 	CloseServerAbort = "server_abort" // the upstream panicked, aborted or hijacked
 )
 
-// TransportClientAbort is the transport_error of an exchange whose client
-// went away before any response status was sent, and TransportReset that of
-// an exchange whose upstream aborted before sending one.
+// Transport errors the recorder writes when no status reached the client:
+// TransportTimeout for a client that gave up waiting (what the client saw:
+// no answer in time; attrs "aborted_by" says "client"), TransportReset for
+// an upstream that aborted before sending a status.
 const (
-	TransportClientAbort = "client_abort"
-	TransportReset       = "connection_reset"
+	TransportTimeout = "timeout"
+	TransportReset   = "connection_reset"
+)
+
+// Attrs the recorder sets beside the contract fields.
+const (
+	// AttrAbortedBy is "client" when the client went away before the answer.
+	AttrAbortedBy = "aborted_by"
+	// AttrGatewayStatus is the status the tap answered itself because the
+	// upstream gave none (502 for an unreachable upstream): the tap's own
+	// answer, not the server's, so the event records transport_error and
+	// no http.status.
+	AttrGatewayStatus = "gateway_status"
 )
 
 // Deps are the Recorder's collaborators.
@@ -52,8 +65,10 @@ type Deps struct {
 }
 
 // Recorder is the recording middleware. It is safe for concurrent use and
-// starts no goroutines: each event is written by the goroutine that served
-// its request, after the upstream handler returned.
+// starts no goroutines: each event is handed to the Writer by the goroutine
+// that served its request, after the upstream handler returned and before
+// net/http ends the response, so the Writer must not block: put a [Queue]
+// in front of any sink that can be slow or down.
 type Recorder struct {
 	cfg    Config
 	next   http.Handler
@@ -84,11 +99,14 @@ func (rec *Recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		panicked = true
 		panicVal any
 	)
+	note := new(proxyNote)
+	r = r.WithContext(context.WithValue(r.Context(), noteKey{}, note))
 	defer func() {
 		if panicked {
 			panicVal = recover()
 		}
 		ev := rec.event(r, rw, start, reqBody, reqTruncated, panicked)
+		note.apply(&ev)
 		rec.write(r.Context(), ev)
 		if panicked {
 			panic(panicVal)
@@ -126,10 +144,12 @@ func (rec *Recorder) event(r *http.Request, rw *responseWriter, start time.Time,
 	if !rw.wroteHeader {
 		// No status reached the client.
 		switch {
+		case clientGone:
+			// What the client saw: no answer before it gave up.
+			ev.TransportError = TransportTimeout
+			ev.Attrs = map[string]json.RawMessage{AttrAbortedBy: json.RawMessage(`"client"`)}
 		case panicked:
 			ev.TransportError = TransportReset
-		case clientGone:
-			ev.TransportError = TransportClientAbort
 		default:
 			// net/http sends an implicit 200 when the handler returns.
 			rw.implicitHeader(nil)
@@ -149,6 +169,7 @@ func (rec *Recorder) event(r *http.Request, rw *responseWriter, start time.Time,
 		switch {
 		case clientGone:
 			reason = CloseClientAbort
+			ev.Attrs = map[string]json.RawMessage{AttrAbortedBy: json.RawMessage(`"client"`)}
 		case panicked || rw.hijacked:
 			reason = CloseServerAbort
 		default:

@@ -329,7 +329,7 @@ func TestRecorderNoStatus(t *testing.T) {
 			name:    "client leaves",
 			handler: func(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() },
 			cancel:  true,
-			want:    tap.TransportClientAbort,
+			want:    tap.TransportTimeout,
 		},
 	}
 	for _, tt := range tests {
@@ -349,6 +349,9 @@ func TestRecorderNoStatus(t *testing.T) {
 			ev := waitEvents(t, col, 1)[0]
 			if ev.HTTPStatus != 0 || ev.TransportError != tt.want || ev.ResponseHeaders != nil {
 				t.Errorf("status=%d transport_error=%q headers=%v", ev.HTTPStatus, ev.TransportError, ev.ResponseHeaders)
+			}
+			if by := string(ev.Attrs[tap.AttrAbortedBy]); tt.cancel != (by == `"client"`) {
+				t.Errorf("attrs.%s = %s, want \"client\" only when the client left", tap.AttrAbortedBy, by)
 			}
 		})
 	}

@@ -7,13 +7,13 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"net"
 	"net/http"
-	"net/http/httputil"
 	"net/url"
 	"os"
 	"os/signal"
@@ -21,6 +21,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rs/zerolog"
 
 	"github.com/mcplens/mcplens/internal/flagenv"
@@ -31,12 +33,15 @@ import (
 )
 
 type config struct {
-	Listen   string
-	Upstream string
-	To       string
-	LogLevel string
-	Tap      tap.Config
-	Redact   redact.Config
+	Listen        string
+	MetricsListen string
+	Upstream      string
+	To            string
+	LogLevel      string
+	Tap           tap.Config
+	Queue         tap.QueueConfig
+	DrainTimeout  time.Duration
+	Redact        redact.Config
 }
 
 func (c *config) RegisterFlags(fs *flag.FlagSet) {
@@ -44,7 +49,10 @@ func (c *config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Upstream, "upstream", "", "URL of the MCP server to proxy (required), e.g. http://127.0.0.1:3000")
 	fs.StringVar(&c.To, "to", "stdout", "where events go: stdout, file:PATH (appended) or kafka://HOST:PORT[,HOST:PORT]/TOPIC")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fs.StringVar(&c.MetricsListen, "metrics-listen", "", "address for /metrics and /healthz (mcplens_tap_* counters of delivered, spilled and dropped events); empty: off")
 	c.Tap.RegisterFlags(fs)
+	c.Queue.RegisterFlags(fs)
+	fs.DurationVar(&c.DrainTimeout, "drain-timeout", 10*time.Second, "on shutdown, how long queued events may take to reach the sink; the rest are spilled (--tap.spill-dir) or counted as dropped")
 	fs.Func("redact-pattern", "extra regular expression whose matches in bodies are redacted (repeatable)", func(s string) error {
 		c.Redact.Patterns = append(c.Redact.Patterns, s)
 		return nil
@@ -66,6 +74,9 @@ func (c *config) Validate() error {
 		errs = append(errs, errors.New("--listen is required"))
 	}
 	if err := c.Tap.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Queue.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
@@ -104,24 +115,35 @@ func run(ctx context.Context, cfg config, logger zerolog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("parse upstream: %w", err)
 	}
-	writer, closeWriter, err := openWriter(cfg.To)
+	sink, closeSink, err := openSink(cfg.To, cfg.Queue.AttemptTimeout)
 	if err != nil {
 		return err
 	}
 	defer func() {
 		start := time.Now()
-		err := closeWriter()
-		logger.Info().Err(err).Dur("took", time.Since(start)).Msg("closed event writer")
+		err := closeSink()
+		logger.Info().Err(err).Dur("took", time.Since(start)).Msg("closed event sink")
+	}()
+	reg := prometheus.NewRegistry()
+	queue, err := tap.NewQueue(cfg.Queue, tap.QueueDeps{Sink: sink, Logger: logger, Registerer: reg})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		start := time.Now()
+		qctx, cancel := context.WithTimeout(context.Background(), cmp.Or(cfg.DrainTimeout, 10*time.Second))
+		defer cancel()
+		err := queue.Close(qctx)
+		st := queue.Stats()
+		logger.Info().Err(err).Dur("took", time.Since(start)).Int64("delivered", st.Delivered).Int64("spilled", st.Spilled).
+			Int64("dropped", st.Dropped).Int64("rejected", st.Rejected).Msg("closed event queue")
 	}()
 	red, err := redact.New(cfg.Redact)
 	if err != nil {
 		return fmt.Errorf("build redactor: %w", err)
 	}
 	cfg.Tap.Redact = func(ev *schema.Event) { red.Apply(ev) }
-	proxy := httputil.NewSingleHostReverseProxy(up)
-	proxy.FlushInterval = -1 // pass SSE through as it is written
-	proxy.ErrorLog = nil
-	rec, err := tap.New(cfg.Tap, tap.Deps{Next: proxy, Writer: writer, Logger: logger})
+	rec, err := tap.New(cfg.Tap, tap.Deps{Next: tap.NewProxy(up), Writer: queue, Logger: logger})
 	if err != nil {
 		return err
 	}
@@ -130,8 +152,22 @@ func run(ctx context.Context, cfg config, logger zerolog.Logger) error {
 		return fmt.Errorf("listen %s: %w", cfg.Listen, err)
 	}
 	srv := &http.Server{Handler: rec, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 2)
+	if cfg.MetricsListen != "" {
+		mln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", cfg.MetricsListen)
+		if err != nil {
+			_ = ln.Close()
+			return fmt.Errorf("listen %s: %w", cfg.MetricsListen, err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
+		msrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go func() { errc <- msrv.Serve(mln) }()
+		defer func() { _ = msrv.Close() }()
+		logger.Info().Str("addr", mln.Addr().String()).Msg("serving metrics")
+	}
 	logger.Info().Str("addr", ln.Addr().String()).Str("upstream", cfg.Upstream).Str("to", cfg.To).Msg("tap proxying")
-	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case err := <-errc:

@@ -99,7 +99,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-func waitListening(t *testing.T, addr string) {
+func waitListening(t testing.TB, addr string) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
@@ -118,7 +118,7 @@ func TestConfigValidate(t *testing.T) {
 			t.Errorf("%+v accepted", c)
 		}
 	}
-	if _, _, err := openWriter("kafka://host"); err == nil {
+	if _, _, err := openSink("kafka://host", time.Second); err == nil {
 		t.Error("kafka URL without topic accepted")
 	}
 }

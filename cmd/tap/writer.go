@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,11 +15,12 @@ import (
 	"github.com/mcplens/mcplens/tap"
 )
 
-// openWriter returns the event writer for --to and how to close it.
-func openWriter(to string) (tap.Writer, func() error, error) {
+// openSink returns the sink for --to and how to close it. Every sink sits
+// behind a tap.Queue, so none of them can hold up a call.
+func openSink(to string, attempt time.Duration) (tap.BatchWriter, func() error, error) {
 	switch {
 	case to == "stdout":
-		return tap.NewNDJSON(os.Stdout), func() error { return nil }, nil
+		return tap.Batched(tap.NewNDJSON(os.Stdout)), func() error { return nil }, nil
 	case strings.HasPrefix(to, "file:"):
 		path := strings.TrimPrefix(to, "file:")
 		if path == "" {
@@ -28,7 +30,7 @@ func openWriter(to string) (tap.Writer, func() error, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("open event file: %w", err)
 		}
-		return tap.NewNDJSON(f), f.Close, nil
+		return tap.Batched(tap.NewNDJSON(f)), f.Close, nil
 	case strings.HasPrefix(to, "kafka://"):
 		rest := strings.TrimPrefix(to, "kafka://")
 		hosts, topic, ok := strings.Cut(rest, "/")
@@ -40,70 +42,84 @@ func openWriter(to string) (tap.Writer, func() error, error) {
 			Topic:        topic,
 			Balancer:     &kafka.Hash{},
 			BatchTimeout: 5 * time.Millisecond,
+			BatchSize:    500,
 			RequiredAcks: kafka.RequireAll,
 			Compression:  kafka.Lz4,
+			// The queue retries; one attempt here is one try per message.
+			MaxAttempts:  1,
+			WriteTimeout: attempt,
+			ReadTimeout:  attempt,
 			// A new topic is created on first use where the broker allows
 			// it (auto.create.topics.enable); production clusters create
 			// it ahead with the partitions they want.
 			AllowAutoTopicCreation: true,
 		}
-		return kafkaWriter{w}, w.Close, nil
+		return kafkaSink{w}, w.Close, nil
 	}
 	return nil, nil, fmt.Errorf("--to %q: want stdout, file:PATH or kafka://HOST:PORT/TOPIC", to)
 }
 
-// kafkaWriter produces each event keyed by session (else exchange id), so
+// kafkaSink produces each event keyed by session (else exchange id), so
 // that all of a session's traffic lands in one partition and one consumer.
-type kafkaWriter struct{ w *kafka.Writer }
+type kafkaSink struct{ w *kafka.Writer }
 
-func (k kafkaWriter) WriteEvent(ctx context.Context, ev schema.Event) error {
-	line, err := tap.MarshalLine(ev)
-	if err != nil {
-		return err
-	}
-	key := ev.SessionID
-	if key == "" {
-		key = ev.ExchangeID
-	}
-	// The client already has its response; the event may wait for a broker
-	// that restarts or moves a partition leader, up to produceTimeout.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), produceTimeout)
-	defer cancel()
-	backoff := 100 * time.Millisecond
-	for {
-		err := k.w.WriteMessages(ctx, kafka.Message{Key: []byte(key), Value: line})
-		if err == nil {
-			return nil
+// WriteEvents makes one produce attempt for the batch; the tap.Queue
+// retries what failed with a retriable error.
+func (k kafkaSink) WriteEvents(ctx context.Context, evs []schema.Event) error {
+	msgs := make([]kafka.Message, 0, len(evs))
+	var bad []int
+	for i := range evs {
+		line, err := tap.MarshalLine(evs[i])
+		if err != nil {
+			bad = append(bad, i)
+			continue
 		}
-		if !retriable(err) || ctx.Err() != nil {
-			return fmt.Errorf("produce event %s: %w", ev.EventID, err)
+		key := evs[i].SessionID
+		if key == "" {
+			key = evs[i].ExchangeID
 		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("produce event %s: %w", ev.EventID, err)
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, 2*time.Second)
+		msgs = append(msgs, kafka.Message{Key: []byte(key), Value: line})
 	}
+	idx := make([]int, 0, len(msgs)) // message index -> event index
+	for i := range evs {
+		if !slices.Contains(bad, i) {
+			idx = append(idx, i)
+		}
+	}
+	err := k.w.WriteMessages(ctx, msgs...)
+	if err == nil && len(bad) == 0 {
+		return nil
+	}
+	be := &tap.BatchError{Rejected: bad, Err: err}
+	if err == nil {
+		be.Err = errors.New("event does not encode")
+		return be
+	}
+	var wes kafka.WriteErrors
+	if !errors.As(err, &wes) {
+		if !retriable(err) {
+			return fmt.Errorf("%w: %w", tap.ErrRejected, err)
+		}
+		be.Retry = idx
+		return be
+	}
+	for i, e := range wes {
+		switch {
+		case e == nil:
+		case retriable(e):
+			be.Retry = append(be.Retry, idx[i])
+		default:
+			be.Rejected = append(be.Rejected, idx[i])
+		}
+	}
+	return be
 }
-
-// produceTimeout bounds how long one event may wait for the broker.
-const produceTimeout = 60 * time.Second
 
 // retriable reports whether a produce error may go away: anything but a
 // Kafka error the broker calls permanent (a message too large, an invalid
 // or forbidden topic). A restarting broker answers with network errors,
 // unknown topics and partitions without a leader for a while.
 func retriable(err error) bool {
-	var wes kafka.WriteErrors
-	if errors.As(err, &wes) {
-		for _, e := range wes {
-			if e != nil && !retriable(e) {
-				return false
-			}
-		}
-		return true
-	}
 	var kerr kafka.Error
 	if errors.As(err, &kerr) {
 		return kerr.Temporary() || kerr == kafka.UnknownTopicOrPartition || kerr == kafka.LeaderNotAvailable ||

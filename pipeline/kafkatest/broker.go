@@ -1,13 +1,20 @@
 package kafkatest
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
 )
 
 // Broker is a Kafka broker of one test alone, on its own port and data
@@ -16,6 +23,7 @@ import (
 type Broker struct {
 	// Addr is the broker's host:port.
 	Addr string
+	dir  string
 	env  []string
 }
 
@@ -27,8 +35,9 @@ func StartBroker(t testing.TB) *Broker {
 	t.Helper()
 	Brokers(t)
 	port := FreePortPair(t)
-	b := &Broker{Addr: fmt.Sprintf("127.0.0.1:%d", port), env: append(os.Environ(),
-		fmt.Sprintf("MCPLENS_KAFKA_PORT=%d", port), "MCPLENS_KAFKA_DIR="+t.TempDir())}
+	dir := t.TempDir()
+	b := &Broker{Addr: fmt.Sprintf("127.0.0.1:%d", port), dir: dir, env: append(os.Environ(),
+		fmt.Sprintf("MCPLENS_KAFKA_PORT=%d", port), "MCPLENS_KAFKA_DIR="+dir)}
 	b.Start(t)
 	t.Cleanup(func() { b.Stop(t) })
 	return b
@@ -43,6 +52,26 @@ func (b *Broker) Restart(t testing.TB) { t.Helper(); b.run(t, "restart") }
 
 // Stop stops the broker (SIGTERM, then SIGKILL); its data is kept.
 func (b *Broker) Stop(t testing.TB) { t.Helper(); b.run(t, "stop") }
+
+// Kill SIGKILLs the broker and waits until it is gone: no clean shutdown,
+// its connections just die. Start brings it back on the same data.
+func (b *Broker) Kill(t testing.TB) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(b.dir, "kafka.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for syscall.Kill(pid, 0) == nil {
+		time.Sleep(20 * time.Millisecond)
+	}
+}
 
 func (b *Broker) run(t testing.TB, verb string) {
 	t.Helper()
@@ -76,4 +105,47 @@ func FreePortPair(t testing.TB) int {
 			return port
 		}
 	}
+}
+
+// Values reads every partition of topic from the start to its current end
+// and returns the message values, partition by partition in offset order.
+func Values(t testing.TB, brokers, topic string) [][]byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	client, done := newClient(brokers)
+	defer done()
+	md, err := client.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
+	if err != nil || len(md.Topics) != 1 {
+		t.Fatalf("metadata of %q: %v", topic, err)
+	}
+	var out [][]byte
+	for _, p := range md.Topics[0].Partitions {
+		conn, err := kafka.DialLeader(ctx, "tcp", Addrs(brokers)[0], topic, p.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last, err := conn.ReadLastOffset()
+		conn.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if last == 0 {
+			continue
+		}
+		r := kafka.NewReader(kafka.ReaderConfig{Brokers: Addrs(brokers), Topic: topic, Partition: p.ID, MaxWait: 200 * time.Millisecond})
+		for {
+			m, err := r.ReadMessage(ctx)
+			if err != nil {
+				r.Close()
+				t.Fatalf("read %s/%d: %v", topic, p.ID, err)
+			}
+			out = append(out, m.Value)
+			if m.Offset >= last-1 {
+				break
+			}
+		}
+		r.Close()
+	}
+	return out
 }
