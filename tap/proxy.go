@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"syscall"
 
+	"github.com/rs/zerolog"
+
 	"github.com/mcplens/mcplens/schema"
 )
 
@@ -24,10 +26,12 @@ import (
 // recording the proxy's own 502 as the server's answer. A client that went
 // away gets no answer at all, so the event records the client's abort,
 // not a 502 nobody received.
-func NewProxy(upstream *url.URL) *httputil.ReverseProxy {
+// Errors the proxy reports itself (a body copy that failed mid-stream) go
+// to logger as warnings.
+func NewProxy(upstream *url.URL, logger zerolog.Logger) *httputil.ReverseProxy {
 	p := httputil.NewSingleHostReverseProxy(upstream)
 	p.FlushInterval = -1 // pass SSE through as it is written
-	p.ErrorLog = log.New(io.Discard, "", 0)
+	p.ErrorLog = log.New(logger.Level(zerolog.WarnLevel).With().Str("level", "warn").Logger(), "tap proxy: ", 0)
 	p.ErrorHandler = proxyError
 	return p
 }

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/mcplens/mcplens/tap"
 )
 
@@ -22,7 +24,7 @@ func proxied(t *testing.T, upstream string) (*httptest.Server, *tap.Collector) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return serve(t, tap.Config{}, tap.NewProxy(u))
+	return serve(t, tap.Config{}, tap.NewProxy(u, zerolog.Nop()))
 }
 
 // TestProxyUpstreamRefused: the client gets the tap's 502, the event says

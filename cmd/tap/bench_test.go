@@ -50,7 +50,7 @@ func BenchmarkTapAddedLatency(b *testing.B) {
 			// The yardstick for what recording adds: the same reverse
 			// proxy without the recorder.
 			upURL, _ := url.Parse(upstream)
-			plain := httptest.NewServer(tap.NewProxy(upURL))
+			plain := httptest.NewServer(tap.NewProxy(upURL, zerolog.Nop()))
 			defer plain.Close()
 			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
 			call := func(url string, id int) time.Duration {

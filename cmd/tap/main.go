@@ -143,7 +143,7 @@ func run(ctx context.Context, cfg config, logger zerolog.Logger) error {
 		return fmt.Errorf("build redactor: %w", err)
 	}
 	cfg.Tap.Redact = func(ev *schema.Event) { red.Apply(ev) }
-	rec, err := tap.New(cfg.Tap, tap.Deps{Next: tap.NewProxy(up), Writer: queue, Logger: logger})
+	rec, err := tap.New(cfg.Tap, tap.Deps{Next: tap.NewProxy(up, logger), Writer: queue, Logger: logger})
 	if err != nil {
 		return err
 	}
