@@ -15,21 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/mcplens/mcplens/pipeline/pipelinetest"
-	"github.com/mcplens/mcplens/schema"
 )
-
-// discardSink encodes every record as the stdout sink does, to io.Discard.
-type discardSink struct{ enc *json.Encoder }
-
-func (s discardSink) Write(_ context.Context, b *schema.Batch) error {
-	for i := range b.Exchanges {
-		if err := s.enc.Encode(&b.Exchanges[i]); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-func (discardSink) Close() error { return nil }
 
 // BenchmarkPipeline runs `ingest --from file:... --to stdout` in process:
 // the file source and the whole engine (decode, dedupe, redact, correlate,
@@ -51,7 +37,7 @@ func BenchmarkPipeline(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		e, err := New(DefaultConfig(), Deps{Source: src, Sink: discardSink{json.NewEncoder(io.Discard)}, Logger: zerolog.Nop()})
+		e, err := New(DefaultConfig(), Deps{Source: src, Sink: NewStdoutSink(io.Discard, io.Discard), Logger: zerolog.Nop()})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -19,12 +19,16 @@ import (
 // in "raw" as a string when they are valid UTF-8, else base64-encoded in
 // "raw_base64" instead. Bodies and tool annotations are not written.
 //
+// Exchanges are encoded with [schema.Exchange.AppendJSON] (what
+// encoding/json writes, without reflection).
+//
 // Write buffers a batch and returns nil only after flushing both writers; a
 // batch retried after a failed write may repeat lines already written. A
 // StdoutSink is for one goroutine at a time (see [Sink]).
 type StdoutSink struct {
-	ex, q       *bufio.Writer
-	exEnc, qEnc *json.Encoder
+	ex, q *bufio.Writer
+	qEnc  *json.Encoder
+	line  []byte // scratch: one exchange's JSON
 }
 
 // NewStdoutSink writes exchanges to exchanges and quarantined lines to
@@ -35,7 +39,7 @@ func NewStdoutSink(exchanges, quarantine io.Writer) *StdoutSink {
 	if quarantine != exchanges {
 		s.q = bufio.NewWriterSize(quarantine, 16<<10)
 	}
-	s.exEnc, s.qEnc = newLineEncoder(s.ex), newLineEncoder(s.q)
+	s.qEnc = newLineEncoder(s.q)
 	return s
 }
 
@@ -76,7 +80,8 @@ func (s *StdoutSink) Write(ctx context.Context, b *schema.Batch) error {
 		return err
 	}
 	for i := range b.Exchanges {
-		if err := s.exEnc.Encode(&b.Exchanges[i]); err != nil {
+		s.line = append(b.Exchanges[i].AppendJSON(s.line[:0]), '\n')
+		if _, err := s.ex.Write(s.line); err != nil {
 			return fmt.Errorf("write exchange %q: %w", b.Exchanges[i].ExchangeID, err)
 		}
 	}
