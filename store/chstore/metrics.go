@@ -7,6 +7,7 @@ type metrics struct {
 	seconds  prometheus.Histogram
 	retries  prometheus.Counter
 	failures *prometheus.CounterVec
+	expired  *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -24,9 +25,12 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mcplens_clickhouse_insert_failures_total", Help: "Inserts given up, by kind of error (transient after all attempts, or permanent).",
 		}, []string{"kind"}),
+		expired: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mcplens_clickhouse_expired_rows_total", Help: "Rows stored older than their table's TTL, which ClickHouse deletes at its next merges, by table.",
+		}, []string{"table"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.rows, m.seconds, m.retries, m.failures)
+		reg.MustRegister(m.rows, m.seconds, m.retries, m.failures, m.expired)
 	}
 	return m
 }

@@ -53,6 +53,8 @@ type Store struct {
 	log    zerolog.Logger
 	m      *metrics
 	sleep  func(context.Context, time.Duration) error
+	now    func() time.Time
+	ttl    ttls
 	insert func(ctx context.Context, table string, cols []string, data []any, token string) error
 }
 
@@ -182,7 +184,7 @@ func (s *Store) ready(ctx context.Context) error {
 }
 
 func newStore(cfg Config, db string, logger zerolog.Logger, reg prometheus.Registerer) *Store {
-	s := &Store{cfg: cfg, db: db, log: logger, m: newMetrics(reg), sleep: sleepCtx}
+	s := &Store{cfg: cfg, db: db, log: logger, m: newMetrics(reg), sleep: sleepCtx, now: time.Now}
 	s.Questions = queries.On(s)
 	return s
 }
@@ -209,6 +211,7 @@ func (s *Store) Migrate(ctx context.Context, opts schema.Options) error {
 		defer c.Close()
 		conn = c
 	}
+	defer s.ttl.reset()
 	ran, err := schema.Apply(ctx, conn, opts)
 	for _, m := range ran {
 		s.log.Info().Int("version", m.Version).Str("name", m.Name).Msg("applied migration")

@@ -24,6 +24,9 @@ import (
 // token "<batch token>:<table>:<part>", so a batch the pipeline retries
 // after a failure half way (or after an unacknowledged commit) is not
 // stored twice. Write returns nil only after every INSERT was committed.
+// Rows older than their table's TTL are stored (and vanish at the next
+// merges): Write warns with their count per table and counts them in
+// mcplens_clickhouse_expired_rows_total.
 func (s *Store) Write(ctx context.Context, b *schema.Batch) error {
 	start := time.Now()
 	if err := s.ready(ctx); err != nil {
@@ -55,6 +58,9 @@ func (s *Store) Write(ctx context.Context, b *schema.Batch) error {
 			return err
 		}
 	}
+	s.warnExpired(ctx, "exchanges", func(i int) time.Time { return b.Exchanges[i].TS }, len(b.Exchanges))
+	s.warnExpired(ctx, "exchange_bodies", func(i int) time.Time { return b.Bodies[i].TS }, len(b.Bodies))
+	s.warnExpired(ctx, "quarantine", func(i int) time.Time { return b.Quarantine[i].TS }, len(b.Quarantine))
 	s.log.Debug().Int("rows", b.Len()).Dur("took", time.Since(start)).Msg("batch stored in clickhouse")
 	return nil
 }
