@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/mcplens/mcplens/queries"
+	"github.com/mcplens/mcplens/web"
 )
 
 // Deps are what the API is built on.
@@ -46,6 +47,8 @@ type API struct {
 	doc     []byte
 	engine  *gin.Engine
 	routes  []route
+	// view serves the web view's pages (package web) beside the API.
+	view *gin.Engine
 }
 
 // route is one endpoint: its OpenAPI path template, the scope it needs
@@ -121,11 +124,39 @@ func New(cfg Config, deps Deps) (*API, error) {
 		{"/api/v1/incidents/bundle", ScopeBodies, pServer, a.bundle},
 	}
 	a.engine = a.router()
+	if a.view, err = a.viewRouter(); err != nil {
+		return nil, err
+	}
 	return a, nil
 }
 
-// ServeHTTP implements http.Handler.
-func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) { a.engine.ServeHTTP(w, r) }
+// ServeHTTP implements http.Handler: the web view's paths go to the
+// view, everything else to the REST API.
+func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if web.Owns(r.URL.Path) {
+		a.view.ServeHTTP(w, r)
+		return
+	}
+	a.engine.ServeHTTP(w, r)
+}
+
+// viewRouter serves the web view at / with the API's access log,
+// metrics and recovery. The view calls the REST API in process, so its
+// pages answer what the API answers to the visitor's token.
+func (a *API) viewRouter() (*gin.Engine, error) {
+	v, err := web.New(web.Config{Dev: a.cfg.Dev, MaxLimit: a.cfg.MaxLimit}, web.Deps{API: a.engine, Logger: a.log})
+	if err != nil {
+		return nil, err
+	}
+	e := gin.New()
+	e.RedirectTrailingSlash, e.RedirectFixedPath, e.HandleMethodNotAllowed = false, false, true
+	_ = e.SetTrustedProxies(nil)
+	e.Use(a.accessLog, a.recovery, a.devHeader)
+	for _, r := range web.Routes {
+		e.Handle(r.Method, r.Path, gin.WrapH(v))
+	}
+	return e, nil
+}
 
 func (a *API) router() *gin.Engine {
 	gin.SetMode(gin.ReleaseMode)

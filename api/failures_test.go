@@ -171,7 +171,7 @@ func TestOtherStatuses(t *testing.T) {
 	}
 	problemOf(t, a.get("/api/v1/nothing", readToken), 404)
 	problemOf(t, a.get("/api/v1/servers/", readToken), 404)
-	problemOf(t, a.get("/", ""), 404)
+	problemOf(t, a.get("/nothing", ""), 404)
 
 	for _, m := range []string{http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodHead} {
 		rec := a.do(httptest.NewRequest(m, "/api/v1/servers", nil))
