@@ -157,6 +157,10 @@ func (s *decodeState) field(k []byte, v *fastjson.Value) {
 	ev := s.ev
 	switch string(k) {
 	case "v": // handled first
+	case "unmappable":
+		// A log shipper's mapping marks a line it could not map
+		// (deploy/shippers); the line is quarantined with its reason.
+		s.fail("", "the shipper could not map the line: %s", string(v.GetStringBytes()))
 	case "event_id":
 		ev.EventID = s.str("event_id", v, false)
 	case "ts":

@@ -25,6 +25,9 @@ type Deps struct {
 	// Now is the wall clock, used only to stamp quarantine rows and to pace
 	// flushes; nil means time.Now.
 	Now func() time.Time
+	// Format maps each message of another log format to contract-v1
+	// lines; nil: the source yields contract-v1 lines.
+	Format Format
 }
 
 // Engine runs the pipeline: fetch, decode, dedupe, redact, correlate and
@@ -191,16 +194,36 @@ func (e *Engine) stop(why string) error {
 
 // handle takes one raw line through decode, dedupe, redact and correlate.
 func (e *Engine) handle(m Message) {
+	if e.d.Format == nil {
+		e.handleLine(m)
+		return
+	}
+	n := 0
+	e.d.Format.Expand(m.Value, func(line []byte, err error) {
+		n++
+		part := Message{Value: line, Pos: m.Pos}
+		if err != nil {
+			e.offsets.Consumed(m.Pos)
+			e.quarantine(part, err)
+			return
+		}
+		e.handleLine(part)
+	})
+	if n == 0 {
+		// Nothing of MCP in it (spans of other traffic): done at once.
+		e.offsets.Consumed(m.Pos)
+		e.offsets.Done(m.Pos)
+		e.m.events.WithLabelValues("ignored").Inc()
+	}
+}
+
+// handleLine takes one contract-v1 line through decode, dedupe, redact and
+// correlate.
+func (e *Engine) handleLine(m Message) {
 	e.offsets.Consumed(m.Pos)
 	ev, err := e.dec.Decode(m.Value, m.Pos)
 	if err != nil {
-		q := quarantineRecord(m, err, e.d.Now(), e.redactor)
-		e.batch.Quarantine = append(e.batch.Quarantine, q)
-		e.batchPos = append(e.batchPos, m.Pos)
-		e.m.events.WithLabelValues("quarantined").Inc()
-		e.m.quarantined.WithLabelValues(m.Pos.Stream).Inc()
-		e.counts.quarantined.Add(1)
-		e.d.Logger.Warn().Str("position", m.Pos.String()).Str("reason", q.Reason).Msg("line quarantined")
+		e.quarantine(m, err)
 		return
 	}
 	if e.dedupe.Seen(ev.EventID, ev.TS) {
@@ -220,6 +243,18 @@ func (e *Engine) handle(m Message) {
 		e.d.Logger.Warn().Int("evicted", n-e.evictSeen).Str("position", m.Pos.String()).Msg("pending state full: oldest halves evicted and emitted alone")
 		e.evictSeen = n
 	}
+}
+
+// quarantine puts a message that cannot be handled into the batch's
+// quarantine rows; its position is done once the batch is stored.
+func (e *Engine) quarantine(m Message, err error) {
+	q := quarantineRecord(m, err, e.d.Now(), e.redactor)
+	e.batch.Quarantine = append(e.batch.Quarantine, q)
+	e.batchPos = append(e.batchPos, m.Pos)
+	e.m.events.WithLabelValues("quarantined").Inc()
+	e.m.quarantined.WithLabelValues(m.Pos.Stream).Inc()
+	e.counts.quarantined.Add(1)
+	e.d.Logger.Warn().Str("position", m.Pos.String()).Str("reason", q.Reason).Msg("line quarantined")
 }
 
 // emit turns a released group into rows of the current batch.

@@ -80,7 +80,7 @@ func newMetrics(reg prometheus.Registerer, maxServers int) *metrics {
 		}, []string{"server"}),
 		events: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mcplens_ingest_events_total",
-			Help: "Log events read, by result: accepted, duplicate (dropped by dedupe), quarantined (undecodable).",
+			Help: "Log events read, by result: accepted, duplicate (dropped by dedupe), quarantined (undecodable), ignored (a message of another format with no MCP traffic in it).",
 		}, []string{"result"}),
 		exchanges: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mcplens_ingest_exchanges_total",

@@ -2,10 +2,13 @@ package shippers
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -16,37 +19,46 @@ import (
 var GatewayFields = []Field{
 	{"v", nil, "1"},
 	{"event_id", []string{"request_id"}, `"gateway:" + request_id; absent without request_id (the ingester then hashes the line)`},
-	{"ts", []string{"start_time"}, "start_time as written (RFC 3339, the request's start)"},
+	{"ts", []string{"start_time"}, "start_time as written (RFC 3339, the request's start); required"},
 	{"kind", nil, `"exchange": one line carries both halves`},
 	{"source", nil, `"gateway"`},
 	{"observer", []string{"gateway"}, "gateway (the proxy instance)"},
 	{"exchange_id", []string{"request_id"}, "request_id (x-request-id)"},
 	{"server", []string{"upstream_cluster"}, "upstream_cluster (the logical MCP server)"},
 	{"url", []string{"scheme", "authority", "path"}, `scheme (default "http") + "://" + authority + path, when authority is set`},
+	{"client_name", []string{"request_headers"}, `the user-agent request header's first product, up to its "/"`},
+	{"client_version", []string{"request_headers"}, `the same product after its "/"`},
 	{"session_id", []string{"request_headers", "response_headers"}, "mcp-session-id request header, else the response header (initialize)"},
-	{"http.method", []string{"method"}, "method"},
-	{"http.status", []string{"status"}, "status when above 0 (0: no response was sent)"},
+	{"http.method", []string{"method"}, "method; required"},
+	{"http.status", []string{"status", "response_flags"}, "status (a number, or digits in a string as nginx's escape=json writes it) when above 0 and no TransportFlags rule applies; required"},
 	{"http.request_headers", []string{"request_headers"}, "request_headers, names lower-cased, string values only, credentials dropped; absent when empty"},
 	{"http.response_headers", []string{"response_headers"}, "response_headers, names lower-cased, string values only, set-cookie dropped; absent when empty"},
 	{"request_body", []string{"request_body"}, `request_body, "" when absent`},
-	{"response_body", []string{"response_body", "status"}, `response_body ("" when absent) when status is above 0`},
+	{"response_body", []string{"response_body", "status"}, `response_body ("" when absent) when http.status is set`},
 	{"body_truncated", []string{"request_body_truncated", "response_body_truncated"}, "either body was cut by the gateway"},
-	{"duration_ms", []string{"duration_ms"}, "duration_ms when it is a number"},
-	{"transport_error", []string{"status", "response_flags"}, "status 0: the first of TransportFlags found in response_flags, else the flags as text, else no_response"},
+	{"duration_ms", []string{"duration_ms", "request_time"}, "duration_ms (a number or digits), else request_time in seconds (nginx) times 1000"},
+	{"transport_error", []string{"status", "response_flags"}, "status 0, 499 (nginx: the client closed the request) or a status the gateway answered itself: the first of TransportFlags found in response_flags (status 499: timeout), else for status 0 the flags as text, else no_response"},
 	{"stream.complete", []string{"status", "response_headers", "response_flags"}, "2xx text/event-stream response: true when response_flags is empty"},
 	{"stream.close_reason", []string{"status", "response_headers", "response_flags"}, "2xx text/event-stream response: eof when complete, else the first of StreamFlags found, else server_abort"},
-	{"attrs", []string{"route", "response_flags"}, "route and response_flags (when set) under attrs; absent when both are"},
+	{"attrs", []string{"route", "response_flags", "status"}, "route, response_flags (when set), gateway_status (the status the gateway answered itself when transport_error is set) and aborted_by (\"client\" for DC and 499) under attrs; absent when none is"},
+	{"unmappable", []string{"status", "method", "start_time"}, "set instead of every other field, with raw (the whole input record), when status is not a number, or method or start_time is missing: the ingester quarantines the event with this reason"},
+	{"raw", nil, "the input record, beside unmappable"},
 }
 
 // FlagRule maps one Envoy response flag to a contract value.
 type FlagRule struct{ Flag, Value string }
 
-// TransportFlags decide transport_error when the gateway answered nothing
-// (status 0); the first rule whose flag is present wins.
+// TransportFlags decide transport_error when the gateway sent no response
+// (status 0) or answered itself (Envoy's 503 for UF/UH, its 504 for UT):
+// the first rule whose flag is present wins, and the gateway's status goes
+// to attrs.gateway_status. UF and UH mean the request never reached the
+// server, so connection_refused, which the classifier reads as "the tool
+// did not run". DC is the client giving up: its timeout.
 var TransportFlags = []FlagRule{
-	{"DC", "client_abort"},       // downstream (the MCP client) went away
-	{"UT", "timeout"},            // upstream request timeout
+	{"DC", "timeout"},            // downstream (the MCP client) went away
 	{"UF", "connection_refused"}, // upstream connection failure
+	{"UH", "connection_refused"}, // no healthy upstream host
+	{"UT", "timeout"},            // upstream request timeout
 	{"UC", "connection_reset"},   // upstream connection termination
 	{"UR", "connection_reset"},   // upstream remote reset
 }
@@ -74,7 +86,9 @@ var ErrNotAccessLog = errors.New("not a gateway access-log record")
 
 // Gateway maps one gateway access-log line to a contract-v1 event, as
 // GatewayFields says. Values of the wrong type count as absent, as they do
-// in the VRL and Lua programs.
+// in the VRL and Lua programs. A record that cannot be mapped gives an
+// event with unmappable and raw only; an error is returned only for a line
+// that is not a JSON object at all.
 func Gateway(line []byte) (map[string]any, error) {
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.UseNumber()
@@ -82,9 +96,19 @@ func Gateway(line []byte) (map[string]any, error) {
 	if err := dec.Decode(&in); err != nil || in == nil {
 		return nil, fmt.Errorf("%w: %.80q", ErrNotAccessLog, line)
 	}
+	status, ok := statusOf(in["status"])
+	switch {
+	case !ok && in["status"] == nil:
+		return unmappable("status missing", line), nil
+	case !ok:
+		return unmappable(fmt.Sprintf("status %v is not an HTTP status", in["status"]), line), nil
+	case !isString(in["method"]):
+		return unmappable("method missing", line), nil
+	case !isString(in["start_time"]):
+		return unmappable("start_time missing", line), nil
+	}
 	reqH := headers(in["request_headers"], DroppedRequestHeaders)
 	respH := headers(in["response_headers"], DroppedResponseHeaders)
-	status := integer(in["status"])
 	var flags []string
 	if s, ok := in["response_flags"].(string); ok {
 		for f := range strings.SplitSeq(s, ",") {
@@ -111,6 +135,14 @@ func Gateway(line []byte) (map[string]any, error) {
 		path, _ := in["path"].(string)
 		out["url"] = scheme + "://" + authority + path
 	}
+	if ua := reqH["user-agent"]; ua != "" {
+		product, _, _ := strings.Cut(ua, " ")
+		name, version, _ := strings.Cut(product, "/")
+		out["client_name"] = name
+		if version != "" {
+			out["client_version"] = version
+		}
+	}
 	if id, ok := reqH["mcp-session-id"]; ok {
 		out["session_id"] = id
 	} else if id, ok := respH["mcp-session-id"]; ok {
@@ -124,16 +156,22 @@ func Gateway(line []byte) (map[string]any, error) {
 	}
 	out["request_body"], _ = in["request_body"].(string)
 	out["body_truncated"] = in["request_body_truncated"] == true || in["response_body_truncated"] == true
-	if n, ok := in["duration_ms"].(json.Number); ok {
-		if f, err := n.Float64(); err == nil {
-			out["duration_ms"] = f
-		}
+	if ms, ok := number(in["duration_ms"]); ok {
+		out["duration_ms"] = ms
+	} else if s, ok := number(in["request_time"]); ok {
+		out["duration_ms"] = s * 1000
 	}
 
-	if status > 0 {
+	attrs := map[string]any{}
+	transport := firstFlag(flags, TransportFlags, "")
+	if status == 499 && transport == "" {
+		transport = "timeout" // nginx: the client closed the request
+	}
+	switch {
+	case status > 0 && status < 300:
 		out["http.status"] = status
 		out["response_body"], _ = in["response_body"].(string)
-		if status < 300 && strings.HasPrefix(respH["content-type"], "text/event-stream") {
+		if strings.HasPrefix(respH["content-type"], "text/event-stream") {
 			complete := len(flags) == 0
 			out["stream.complete"] = complete
 			out["stream.close_reason"] = "eof"
@@ -141,15 +179,22 @@ func Gateway(line []byte) (map[string]any, error) {
 				out["stream.close_reason"] = firstFlag(flags, StreamFlags, "server_abort")
 			}
 		}
-	} else {
+	case status > 0 && transport == "":
+		out["http.status"] = status
+		out["response_body"], _ = in["response_body"].(string)
+	default:
 		fallback := "no_response"
 		if len(flags) > 0 {
 			fallback = strings.Join(flags, ",")
 		}
-		out["transport_error"] = firstFlag(flags, TransportFlags, fallback)
+		out["transport_error"] = cmp.Or(transport, fallback)
+		if status > 0 {
+			attrs["gateway_status"] = status
+		}
 	}
-
-	attrs := map[string]any{}
+	if slices.Contains(flags, "DC") || status == 499 {
+		attrs["aborted_by"] = "client"
+	}
 	copyString(attrs, "route", in["route"])
 	if len(flags) > 0 {
 		attrs["response_flags"] = strings.Join(flags, ",")
@@ -158,6 +203,43 @@ func Gateway(line []byte) (map[string]any, error) {
 		out["attrs"] = attrs
 	}
 	return out, nil
+}
+
+// unmappable is the event for a record the mapping cannot turn into an
+// exchange: the ingester quarantines it with reason.
+func unmappable(reason string, line []byte) map[string]any {
+	return map[string]any{"v": 1, "unmappable": reason, "raw": json.RawMessage(line)}
+}
+
+func isString(v any) bool {
+	_, ok := v.(string)
+	return ok
+}
+
+// statusOf reads an HTTP status: a JSON number with no fraction, or the
+// same as a string (nginx's escape=json quotes $status). 0 is Envoy's "no
+// response was sent"; anything else is not a status.
+func statusOf(v any) (int, bool) {
+	f, ok := number(v)
+	if !ok || f != math.Trunc(f) || f > 999 {
+		return 0, false
+	}
+	return int(f), true
+}
+
+// number reads a JSON number or a string holding one.
+func number(v any) (float64, bool) {
+	var s string
+	switch v := v.(type) {
+	case json.Number:
+		s = v.String()
+	case string:
+		s = v
+	default:
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	return f, err == nil && f >= 0 && !math.IsInf(f, 0)
 }
 
 // headers lower-cases the names of a header object, keeps string values and
@@ -173,23 +255,6 @@ func headers(v any, drop []string) map[string]string {
 		}
 	}
 	return out
-}
-
-// integer reads a JSON number as an int, truncating a fraction; anything
-// else is 0.
-func integer(v any) int {
-	n, ok := v.(json.Number)
-	if !ok {
-		return 0
-	}
-	if i, err := n.Int64(); err == nil {
-		return int(i)
-	}
-	f, err := n.Float64()
-	if err != nil {
-		return 0
-	}
-	return int(f)
 }
 
 func copyString(out map[string]any, name string, v any) {

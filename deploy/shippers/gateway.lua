@@ -14,10 +14,11 @@ local DROPPED_REQUEST_HEADERS = {
 }
 local DROPPED_RESPONSE_HEADERS = { ["set-cookie"] = true }
 
--- Envoy response flags, first match wins.
+-- Envoy response flags, first match wins. UF and UH: the request never
+-- reached the server; DC: the client gave up (its timeout).
 local TRANSPORT_FLAGS = {
-  { "DC", "client_abort" }, { "UT", "timeout" }, { "UF", "connection_refused" },
-  { "UC", "connection_reset" }, { "UR", "connection_reset" },
+  { "DC", "timeout" }, { "UF", "connection_refused" }, { "UH", "connection_refused" },
+  { "UT", "timeout" }, { "UC", "connection_reset" }, { "UR", "connection_reset" },
 }
 local STREAM_FLAGS = {
   { "DC", "client_abort" }, { "UT", "timeout" }, { "SI", "timeout" },
@@ -56,11 +57,40 @@ local function first_flag(flags, rules, fallback)
   return fallback
 end
 
+-- num reads a number, or a string holding one (nginx's escape=json quotes
+-- $status and $request_time); nil for anything else.
+local function num(v)
+  if type(v) == "number" then return v end
+  if type(v) == "string" then return tonumber(v) end
+  return nil
+end
+
+-- unmappable is the event for a record the mapping cannot turn into an
+-- exchange: the ingester quarantines it with reason.
+local function unmappable(reason, rec)
+  local out = {}
+  out["v"] = 1
+  out["unmappable"] = reason
+  out["raw"] = rec
+  return out
+end
+
 function mcp_contract(tag, timestamp, rec)
+  local status = num(rec.status)
+  if rec.status == nil then
+    return 2, timestamp, unmappable("status missing", rec)
+  end
+  if status == nil or status < 0 or status > 999 or status ~= math.floor(status) then
+    return 2, timestamp, unmappable("status " .. tostring(rec.status) .. " is not an HTTP status", rec)
+  end
+  if str(rec.method) == nil then
+    return 2, timestamp, unmappable("method missing", rec)
+  end
+  if str(rec.start_time) == nil then
+    return 2, timestamp, unmappable("start_time missing", rec)
+  end
   local req_h = headers(rec.request_headers, DROPPED_REQUEST_HEADERS)
   local resp_h = headers(rec.response_headers, DROPPED_RESPONSE_HEADERS)
-  local status = 0
-  if type(rec.status) == "number" then status = math.floor(rec.status) end
   local flags = {}
   if type(rec.response_flags) == "string" then
     for f in string.gmatch(rec.response_flags, "[^,]+") do
@@ -85,18 +115,35 @@ function mcp_contract(tag, timestamp, rec)
   if authority ~= nil then
     out["url"] = (str(rec.scheme) or "http") .. "://" .. authority .. (str(rec.path) or "")
   end
+  local ua = req_h and req_h["user-agent"]
+  if ua ~= nil and ua ~= "" then
+    local product = string.match(ua, "^[^ ]*")
+    local name, version = string.match(product, "^([^/]*)/(.*)$")
+    if name == nil then name = product end
+    out["client_name"] = name
+    if version ~= nil and version ~= "" then out["client_version"] = version end
+  end
   out["session_id"] = (req_h and req_h["mcp-session-id"]) or (resp_h and resp_h["mcp-session-id"])
   out["http.request_headers"] = req_h
   out["http.response_headers"] = resp_h
   out["request_body"] = str(rec.request_body) or ""
   out["body_truncated"] = rec.request_body_truncated == true or rec.response_body_truncated == true
-  if type(rec.duration_ms) == "number" then out["duration_ms"] = rec.duration_ms end
+  local ms = num(rec.duration_ms)
+  local secs = num(rec.request_time)
+  if ms ~= nil and ms >= 0 then
+    out["duration_ms"] = ms
+  elseif secs ~= nil and secs >= 0 then
+    out["duration_ms"] = secs * 1000
+  end
 
-  if status > 0 then
+  local attrs, has_attrs = {}, false
+  local transport = first_flag(flags, TRANSPORT_FLAGS, nil)
+  if status == 499 and transport == nil then transport = "timeout" end
+  if status > 0 and status < 300 then
     out["http.status"] = status
     out["response_body"] = str(rec.response_body) or ""
     local ctype = (resp_h and resp_h["content-type"]) or ""
-    if status < 300 and string.sub(ctype, 1, 17) == "text/event-stream" then
+    if string.sub(ctype, 1, 17) == "text/event-stream" then
       out["stream.complete"] = #flags == 0
       if #flags == 0 then
         out["stream.close_reason"] = "eof"
@@ -104,13 +151,26 @@ function mcp_contract(tag, timestamp, rec)
         out["stream.close_reason"] = first_flag(flags, STREAM_FLAGS, "server_abort")
       end
     end
+  elseif status > 0 and transport == nil then
+    out["http.status"] = status
+    out["response_body"] = str(rec.response_body) or ""
   else
     local fallback = "no_response"
     if #flags > 0 then fallback = table.concat(flags, ",") end
-    out["transport_error"] = first_flag(flags, TRANSPORT_FLAGS, fallback)
+    out["transport_error"] = transport or fallback
+    if status > 0 then
+      attrs["gateway_status"] = status
+      has_attrs = true
+    end
   end
-
-  local attrs, has_attrs = {}, false
+  local dc = status == 499
+  for _, f in ipairs(flags) do
+    if f == "DC" then dc = true end
+  end
+  if dc then
+    attrs["aborted_by"] = "client"
+    has_attrs = true
+  end
   if str(rec.route) ~= nil then
     attrs["route"] = rec.route
     has_attrs = true

@@ -13,6 +13,10 @@ import (
 	"testing"
 
 	"github.com/goccy/go-yaml"
+
+	"github.com/mcplens/mcplens/classify"
+	"github.com/mcplens/mcplens/pipeline/enginetest"
+	"github.com/mcplens/mcplens/schema"
 )
 
 // TestGatewayGolden maps every sample with the Go reference, compares with
@@ -110,7 +114,7 @@ func readText(t *testing.T, path string, comment *regexp.Regexp) string {
 // drop the same headers and apply the same response-flag rules in the same
 // order.
 func TestGatewayProgramsEncodeTheTable(t *testing.T) {
-	flags := append(slices.Clone(StreamFlags), TransportFlags...)
+	flags := append(slices.Clone(TransportFlags), StreamFlags...)
 	for _, p := range []struct {
 		file                    string
 		comment, target, source *regexp.Regexp
@@ -118,7 +122,7 @@ func TestGatewayProgramsEncodeTheTable(t *testing.T) {
 		flagOrder               []FlagRule
 	}{
 		{"gateway.vrl", vrlComment, vrlTarget, vrlSource, vrlFlag, flags},
-		{"gateway.lua", luaComment, luaTarget, luaSource, luaFlag, append(slices.Clone(TransportFlags), StreamFlags...)},
+		{"gateway.lua", luaComment, luaTarget, luaSource, luaFlag, flags},
 	} {
 		t.Run(p.file, func(t *testing.T) {
 			text := readText(t, p.file, p.comment)
@@ -256,4 +260,60 @@ func FuzzGateway(f *testing.F) {
 			t.Fatalf("mapped event is not JSON: %v", err)
 		}
 	})
+}
+
+// TestGatewayCorpusClassification runs the whole gateway corpus, mapped by
+// the Go reference, through the ingest pipeline and checks what the
+// defects of issue 15 were about: a quoted status is a call like any other,
+// a client's disconnect is its timeout, a request the gateway could not
+// send on ran no tool, and an unmappable line is quarantined with the
+// mapping's reason.
+func TestGatewayCorpusClassification(t *testing.T) {
+	var lines [][]byte
+	for _, s := range samples(t, "gateway") {
+		ev, err := Gateway(compact(t, s.in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		line, _ := json.Marshal(ev)
+		lines = append(lines, line)
+	}
+	res := enginetest.Run(t, nil, lines...)
+	byID := map[string]schema.Exchange{}
+	for _, ex := range res.Exchanges {
+		byID[ex.ExchangeID] = ex
+	}
+	f := func(id string, outcome classify.Outcome, class classify.ErrorClass, risk classify.Risk) {
+		t.Helper()
+		ex, ok := byID[id]
+		if !ok {
+			t.Errorf("%s: no exchange", id)
+			return
+		}
+		if ex.Outcome != outcome || ex.ErrorClass != class || ex.SideEffectRisk != risk {
+			t.Errorf("%s: %s/%s risk %s, want %s/%s risk %s", id, ex.Outcome, ex.ErrorClass, ex.SideEffectRisk, outcome, class, risk)
+		}
+	}
+	f("9b1f0c7a6e5d4c3b2a1908f7e6d5c4b3", classify.ToolSuccess, "", classify.RiskPossible)                             // nginx "status":"200"
+	f("9b1f0c7a6e5d4c3b2a1908f7e6d5c4b4", classify.TransportError, classify.Timeout, classify.RiskUnknown)             // nginx 499
+	f("9b1f0c7a6e5d4c3b2a1908f7e6d5c4b5", classify.ToolError, classify.ToolFailed, classify.RiskPossible)              // nginx SSE, quoted status
+	f("0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d", classify.TransportError, classify.ConnectionRefused, classify.RiskNone)  // UF,URX 503
+	f("0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4e", classify.TransportError, classify.ConnectionRefused, classify.RiskNone)  // UH 503
+	f("0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4f", classify.TransportError, classify.Timeout, classify.RiskUnknown)         // DC, no status
+	f("0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c50", classify.TransportError, classify.ConnectionReset, classify.RiskUnknown) // UR 503
+	f("0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c51", classify.HTTPError, classify.ServerError, classify.RiskUnknown)          // URX: the server's 503
+	f("e1f2a3b4-c5d6-4e7f-8091-a2b3c4d5e6f7", classify.TransportError, classify.Timeout, classify.RiskUnknown)         // UT 504
+	f("5d6e7f80-1a2b-4c3d-9e8f-7a6b5c4d3e2f", classify.StreamIncomplete, classify.ClientAbort, classify.RiskUnknown)   // DC on SSE
+	reasons := map[string]bool{}
+	for _, q := range res.Quarantine {
+		reasons[q.Reason] = true
+	}
+	for _, want := range []string{"the shipper could not map the line: status - is not an HTTP status", "the shipper could not map the line: method missing"} {
+		if !reasons[want] {
+			t.Errorf("no quarantine row %q in %v", want, reasons)
+		}
+	}
+	if got := len(res.Exchanges) + len(res.Quarantine); got != len(lines) {
+		t.Errorf("%d exchanges + %d quarantined for %d lines", len(res.Exchanges), len(res.Quarantine), len(lines))
+	}
 }

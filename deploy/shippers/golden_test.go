@@ -120,10 +120,20 @@ func dropNulls(v any) any {
 	return v
 }
 
-// decodes checks that the ingester accepts a line as a contract-v1 event.
+// decodes checks that the ingester accepts a line as a contract-v1 event,
+// or, for an event a mapping marked unmappable, quarantines it with the
+// mapping's reason.
 func decodes(t *testing.T, what string, line []byte) {
 	t.Helper()
-	if _, err := pipeline.NewDecoder().Decode(line, pipeline.Position{}); err != nil {
+	var probe struct {
+		Unmappable string `json:"unmappable"`
+	}
+	_ = json.Unmarshal(line, &probe)
+	_, err := pipeline.NewDecoder().Decode(line, pipeline.Position{})
+	switch {
+	case probe.Unmappable != "" && (err == nil || !strings.Contains(err.Error(), probe.Unmappable)):
+		t.Errorf("%s: the ingester does not quarantine an unmappable event with its reason (%v)\n%s", what, err, line)
+	case probe.Unmappable == "" && err != nil:
 		t.Errorf("%s: the ingester rejects the event: %v\n%s", what, err, line)
 	}
 }
