@@ -28,6 +28,10 @@ func adviceFor(r *Result) (advice Advice, known, ran bool) {
 		return AdviceNone, true, true
 	case InputRequired:
 		return AdviceContinueInput, true, false
+	case Cancelled:
+		// Nothing to retry: the client gave up. The tool may have run part
+		// of the way, so a re-send is a re-send of an unknown outcome.
+		return AdviceNone, false, false
 	case ToolError:
 		switch r.ErrorClass {
 		case ToolInputValidation, UnknownTool:

@@ -45,6 +45,14 @@ func classCases() []classCase {
 		ex.RequestHeaders = Header{"mcp-session-id": "abc"}
 		return ex
 	}
+	withVersion := func(ex Exchange, v string) Exchange {
+		ex.RequestHeaders = Header{"mcp-protocol-version": v}
+		return ex
+	}
+	truncatedBody := func(ex Exchange) Exchange {
+		ex.BodyTruncated = true
+		return ex
+	}
 	get := func(status int, h Header, body string) Exchange {
 		return Exchange{HTTPMethod: "GET", Status: status, ResponseHeaders: h, ResponseBody: []byte(body)}
 	}
@@ -68,7 +76,10 @@ func classCases() []classCase {
 		{"fastmcp pydantic", post(callReq, 200, jsonCT, toolErr("Error executing tool x: 1 validation error for xArguments")), want{outcome: ToolError, class: ToolInputValidation}},
 		{"output validation", post(callReq, 200, jsonCT, toolErr("MCP error -32602: Output validation error: Invalid structured content")), want{outcome: ToolError, class: ToolOutputValidation, advice: AdviceDoNotRetry}},
 		{"python unknown tool", post(callReq, 200, jsonCT, toolErr("Unknown tool: nope")), want{outcome: ToolError, class: UnknownTool, advice: AdviceFixRequest, risk: RiskNone}},
+		{"rmcp invalid arguments", post(callReq, 200, jsonCT, toolErr("failed to deserialize parameters: invalid type: integer `42`, expected a string")), want{outcome: ToolError, class: ToolInputValidation, advice: AdviceFixRequest, risk: RiskNone}},
 		// interaction
+		{"-32800 after the client cancelled", post(callReq, 200, sseCT, "event: message\r\ndata: "+errBody(-32800, "Request cancelled")+"\r\n\r\n"), want{outcome: Cancelled, class: RequestCancelled, advice: AdviceNone, risk: RiskUnknown, known: no(), code: code(-32800)}},
+		{"-32800 in a cut body", truncatedBody(post(callReq, 200, jsonCT, `{"jsonrpc":"2.0","id":1,"error":{"code":-32800,"message":"Requ`)), want{outcome: Cancelled, class: RequestCancelled}},
 		{"input_required with requestState", post(callReq, 200, jsonCT, `{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","requestState":"abc"}}`), want{outcome: InputRequired}},
 		// transport
 		{"202 for notification", post(noticeReq, 202, nil, ""), want{outcome: Accepted, advice: AdviceNone, risk: RiskNone}},
@@ -95,6 +106,11 @@ func classCases() []classCase {
 		{"400 -32021", post(callReq, 400, jsonCT, errBody(-32021, "missing capability")), want{outcome: HTTPError, class: MissingCapability}},
 		{"400 -32022", post(callReq, 400, jsonCT, errBody(-32022, "unsupported version")), want{outcome: HTTPError, class: UnsupportedVersion}},
 		{"400 TS unsupported version text", post(callReq, 400, jsonCT, `{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: Unsupported protocol version: 1999-01-01 (supported versions: 2025-06-18)"},"id":null}`), want{outcome: HTTPError, class: UnsupportedVersion}},
+		{"rmcp 415 for an unparsable body", post(`{"jsonrpc":"2.0","id":1,"method":"tools/ca`, 415, nil, "Unsupported Media Type: failed to deserialize request body"), want{outcome: HTTPError, class: ParseError, advice: AdviceFixRequest}},
+		{"rmcp 415 for a batch", post(batch, 415, nil, "Unsupported Media Type"), want{outcome: HTTPError, class: BatchRejected}},
+		{"rmcp unsupported version text", post(callReq, 400, nil, "Bad Request: Unsupported MCP-Protocol-Version: 2099-01-01"), want{outcome: HTTPError, class: UnsupportedVersion, advice: AdviceFixRequest}},
+		{"python 2.x unknown version header", withVersion(post(callReq, 400, jsonCT, errBody(-32602, "params._meta must be an object carrying the required 'io.modelcontextprotocol/protocolVersion' and 'io.modelcontextprotocol/clientCapabilities' envelope keys")), "2099-01-01"), want{outcome: HTTPError, class: UnsupportedVersion}},
+		{"400 -32602 with a known version header", withVersion(post(callReq, 400, jsonCT, errBody(-32602, "missing _meta protocolVersion")), "2026-07-28"), want{outcome: HTTPError, class: InvalidParams}},
 		{"400 malformed request", post(`not json`, 400, nil, "Could not parse message"), want{outcome: HTTPError, class: ParseError}},
 		{"418", post(callReq, 418, nil, ""), want{outcome: HTTPError, class: ClientError}},
 		{"500", post(callReq, 500, nil, ""), want{outcome: HTTPError, class: ServerError, risk: RiskUnknown}},
@@ -107,6 +123,7 @@ func classCases() []classCase {
 		{"refused", transport("connection_refused"), want{outcome: TransportError, class: ConnectionRefused, risk: RiskNone, known: yes()}},
 		{"tls", transport("tls"), want{outcome: TransportError, class: TLSError, risk: RiskNone}},
 		{"dns", transport("dns"), want{outcome: TransportError, class: DNSError}},
+		{"client went away before a status", transport("client_abort"), want{outcome: TransportError, class: ClientAbort, risk: RiskUnknown, known: no()}},
 		{"free text", transport("proxy exploded"), want{outcome: TransportError, class: NetworkError, message: "proxy exploded"}},
 		{"go timeout text", transport("context deadline exceeded (Client.Timeout exceeded while awaiting headers)"), want{outcome: TransportError, class: Timeout}},
 		{"no response", Exchange{HTTPMethod: "POST", RequestBody: []byte(callReq), NoResponse: true}, want{outcome: NoResponse, class: NoResponseWindow, risk: RiskUnknown, advice: AdviceRetryIfSafe}},

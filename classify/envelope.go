@@ -80,8 +80,18 @@ func (c *classifier) rpcError(e *fastjson.Value) {
 	msg := string(e.GetStringBytes("message"))
 	c.r.JSONRPCCode = Int(code)
 	c.r.ErrorMessage = truncate(msg)
+	if code == codeRequestCancelled {
+		c.set(Cancelled, RequestCancelled, "")
+		return
+	}
 	c.set(JSONRPCError, c.codeClass(code, msg), "")
 }
+
+// codeRequestCancelled is the code SDKs answer a cancelled request with
+// (Python and TypeScript "Request cancelled"; LSP's RequestCancelled). On
+// the 2026-07-28 wire a cancelled request gets no answer at all, so this
+// only follows the client's notifications/cancelled on older revisions.
+const codeRequestCancelled = -32800
 
 // codeClass maps a JSON-RPC error code, and for -32602 its message, to an
 // error class.

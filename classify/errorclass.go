@@ -78,6 +78,10 @@ const (
 	EmptyBody         ErrorClass = "EMPTY_BODY"
 	BodyForNotice     ErrorClass = "BODY_FOR_NOTIFICATION"
 	BodyTruncated     ErrorClass = "BODY_TRUNCATED"
+
+	// RequestCancelled is JSON-RPC -32800, the answer to a request the
+	// client cancelled (outcome CANCELLED).
+	RequestCancelled ErrorClass = "REQUEST_CANCELLED"
 )
 
 // ErrorClasses lists every non-empty class.
@@ -98,4 +102,5 @@ var ErrorClasses = []ErrorClass{
 	BadErrorObject, NotAResponse, BatchMismatch, ResultNotObject,
 	ContentNotArray, IsErrorNotBoolean, UnknownResultType, BadInputRequest,
 	AcceptedRequest, EmptyBody, BodyForNotice, BodyTruncated,
+	RequestCancelled,
 }

@@ -3,6 +3,7 @@ package classify
 import (
 	"bytes"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -59,10 +60,11 @@ func (c *classifier) httpError(body []byte) {
 		class = Conflict
 	case status == 413:
 		class = PayloadTooLarge
+	case c.q.shape == reqMalformed && status >= 400 && status < 500:
+		// Before 415: rmcp answers an unparsable JSON body with 415.
+		class = ParseError
 	case status == 415:
 		class = UnsupportedMediaType
-	case c.q.shape == reqMalformed && status >= 400 && status < 500:
-		class = ParseError
 	case status == 400:
 		class = c.badRequestClass(code, hasCode, msg)
 	default:
@@ -88,6 +90,11 @@ func (c *classifier) badRequestClass(code int64, hasCode bool, msg string) Error
 			if unknownToolText(msg) {
 				return UnknownTool
 			}
+			if !knownVersion(c.ex.RequestHeaders.Get("mcp-protocol-version")) {
+				// Python 2.x reads an unknown version header as the 2026
+				// wire and complains about the _meta that wire needs.
+				return UnsupportedVersion
+			}
 			if !containsFold(msg, "protocol version") {
 				return InvalidParams
 			}
@@ -98,7 +105,8 @@ func (c *classifier) badRequestClass(code int64, hasCode bool, msg string) Error
 	switch {
 	case containsFold(msg, "not acceptable") || containsFold(msg, "must accept"):
 		return NotAcceptable
-	case containsFold(msg, "unsupported protocol version"):
+	case containsFold(msg, "unsupported protocol version") || containsFold(msg, "unsupported mcp-protocol-version"):
+		// rmcp: plain-text "Unsupported MCP-Protocol-Version: <v>".
 		return UnsupportedVersion
 	case containsFold(msg, "no valid session") || containsFold(msg, "invalid or expired session") ||
 		containsFold(msg, "session not found"):
@@ -164,6 +172,10 @@ func (c *classifier) errorBody(body []byte) (code int64, msg string, ok bool) {
 func transportClass(s string) ErrorClass {
 	l := strings.ToLower(s)
 	switch {
+	case l == "client_abort":
+		// The client went away before any status: on the 2026-07-28 wire
+		// that is how a client cancels.
+		return ClientAbort
 	case l == "timeout" || strings.Contains(l, "timeout") || strings.Contains(l, "deadline exceeded") || strings.Contains(l, "timed out"):
 		return Timeout
 	case strings.Contains(l, "refused"):
@@ -230,4 +242,14 @@ func containsFold(s, substr string) bool {
 		return false
 	}
 	return bytes.Contains(bytes.ToLower([]byte(s)), []byte(strings.ToLower(substr)))
+}
+
+// protocolVersions are the MCP revisions a server may speak.
+var protocolVersions = []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"}
+
+// knownVersion reports whether an MCP-Protocol-Version header is absent or
+// names a revision of the spec.
+func knownVersion(v string) bool {
+	v = strings.TrimSpace(v)
+	return v == "" || slices.Contains(protocolVersions, v)
 }

@@ -111,6 +111,10 @@ func (c *classifier) truncated(prefix []byte) {
 	case hasMember(prefix, `"error"`, '{'):
 		if n, ok := numberAfter(prefix, `"code"`); ok {
 			c.r.JSONRPCCode = Int(n)
+			if n == codeRequestCancelled {
+				c.set(Cancelled, RequestCancelled, "truncated-error")
+				return
+			}
 			c.set(JSONRPCError, c.codeClass(n, ""), "truncated-error")
 			return
 		}

@@ -19,6 +19,10 @@ var (
 		"input validation error",
 		"invalid arguments for tool",
 		"validating \"arguments\"",
+		// rmcp 3.x: serde could not read the arguments into the tool's
+		// parameter type ("failed to deserialize parameters: invalid
+		// type: integer `42`, expected a string").
+		"failed to deserialize parameters",
 	}
 	outputValidationPrefixes = []string{
 		"output validation error",

@@ -80,13 +80,17 @@ const (
 	InvalidToolResult  Outcome = "INVALID_TOOL_RESULT"
 	StreamIncomplete   Outcome = "STREAM_INCOMPLETE"
 	UnexpectedResponse Outcome = "UNEXPECTED_RESPONSE"
+	// Cancelled: the client cancelled the request (notifications/cancelled)
+	// and the server confirmed with JSON-RPC -32800. The client's decision,
+	// not a server failure.
+	Cancelled Outcome = "CANCELLED"
 )
 
 // Outcomes lists every outcome, in the order of the log contract.
 var Outcomes = []Outcome{
 	Success, ToolSuccess, ToolError, InputRequired, Accepted, HTTPError,
 	TransportError, NoResponse, JSONRPCError, MalformedJSON, InvalidEnvelope,
-	InvalidToolResult, StreamIncomplete, UnexpectedResponse,
+	InvalidToolResult, StreamIncomplete, UnexpectedResponse, Cancelled,
 }
 
 // Layer returns the layer an outcome belongs to.
@@ -94,7 +98,7 @@ func (o Outcome) Layer() Layer {
 	switch o {
 	case Success, ToolSuccess, ToolError:
 		return LayerApplication
-	case InputRequired:
+	case InputRequired, Cancelled:
 		return LayerInteraction
 	case Accepted, HTTPError, TransportError, NoResponse:
 		return LayerTransport

@@ -2,8 +2,8 @@
 -- by volume, error rate or p99 duration (order_by: 'volume', 'errors',
 -- 'p99'): volume, overall and per-layer error rates, and p50/p95/p99 of
 -- duration_ms over exchanges that got an answer (not NO_RESPONSE). Error
--- rates are shares of all exchanges; ACCEPTED is not an error, nor is
--- INPUT_REQUIRED. Tools count tools/call exchanges only.
+-- rates are shares of all exchanges; ACCEPTED is not an error, nor are
+-- INPUT_REQUIRED and CANCELLED (the client's decision). Tools count tools/call exchanges only.
 SELECT group_key, total, errors, error_rate,
        transport_error_rate, protocol_error_rate, application_error_rate, stream_error_rate,
        p50_ms, p95_ms, p99_ms
@@ -14,8 +14,8 @@ FROM (
                ELSE server
            END AS group_key,
            count() AS total,
-           countIf(outcome NOT IN ('SUCCESS', 'TOOL_SUCCESS', 'ACCEPTED', 'INPUT_REQUIRED')) AS errors,
-           countIf(outcome NOT IN ('SUCCESS', 'TOOL_SUCCESS', 'ACCEPTED', 'INPUT_REQUIRED')) / count() AS error_rate,
+           countIf(outcome NOT IN ('SUCCESS', 'TOOL_SUCCESS', 'ACCEPTED', 'INPUT_REQUIRED', 'CANCELLED')) AS errors,
+           countIf(outcome NOT IN ('SUCCESS', 'TOOL_SUCCESS', 'ACCEPTED', 'INPUT_REQUIRED', 'CANCELLED')) / count() AS error_rate,
            countIf(layer = 'transport' AND outcome != 'ACCEPTED') / count() AS transport_error_rate,
            countIf(layer = 'protocol') / count() AS protocol_error_rate,
            countIf(outcome = 'TOOL_ERROR') / count() AS application_error_rate,

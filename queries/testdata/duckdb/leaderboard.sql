@@ -8,8 +8,8 @@ FROM (
                ELSE server
            END AS group_key,
            count(*) AS total,
-           count(*) FILTER (WHERE outcome NOT IN ('SUCCESS', 'TOOL_SUCCESS', 'ACCEPTED', 'INPUT_REQUIRED')) AS errors,
-           count(*) FILTER (WHERE outcome NOT IN ('SUCCESS', 'TOOL_SUCCESS', 'ACCEPTED', 'INPUT_REQUIRED')) / count(*) AS error_rate,
+           count(*) FILTER (WHERE outcome NOT IN ('SUCCESS', 'TOOL_SUCCESS', 'ACCEPTED', 'INPUT_REQUIRED', 'CANCELLED')) AS errors,
+           count(*) FILTER (WHERE outcome NOT IN ('SUCCESS', 'TOOL_SUCCESS', 'ACCEPTED', 'INPUT_REQUIRED', 'CANCELLED')) / count(*) AS error_rate,
            count(*) FILTER (WHERE layer = 'transport' AND outcome != 'ACCEPTED') / count(*) AS transport_error_rate,
            count(*) FILTER (WHERE layer = 'protocol') / count(*) AS protocol_error_rate,
            count(*) FILTER (WHERE outcome = 'TOOL_ERROR') / count(*) AS application_error_rate,
