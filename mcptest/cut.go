@@ -46,7 +46,7 @@ func (c *cutWriter) Write(p []byte) (int, error) {
 	if c.cut {
 		return 0, errCut
 	}
-	if bytes.Contains(p, []byte("\n\n")) {
+	if eventEnd(p) {
 		c.complete = true
 	}
 	return c.ResponseWriter.Write(p)
@@ -67,3 +67,9 @@ func (c *cutWriter) FlushError() error {
 
 // Unwrap exposes the underlying writer to http.ResponseController.
 func (c *cutWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
+
+// eventEnd reports whether p ends an SSE event: a blank line in any of the
+// three line endings the HTML standard allows (the Python SDK writes CRLF).
+func eventEnd(p []byte) bool {
+	return bytes.Contains(p, []byte("\n\n")) || bytes.Contains(p, []byte("\r\n\r\n")) || bytes.Contains(p, []byte("\r\r"))
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"sync"
 )
 
@@ -38,7 +39,24 @@ const (
 	// FaultHijackClose is FaultCutStream done by hijacking the connection
 	// and closing it.
 	FaultHijackClose FaultKind = "hijack_close"
+	// FaultLoseSession is FaultCutStream that also loses the session, as
+	// a server crash mid-call does: every later request carrying the same
+	// Mcp-Session-Id reaches the server under an id it never issued, so the
+	// real server answers with its own "session not found".
+	FaultLoseSession FaultKind = "lose_session"
+	// FaultBadVersion makes the client's request carry
+	// "MCP-Protocol-Version: 2099-01-01"; the real server answers it.
+	// It is applied before the recorder, so the recording shows the header.
+	FaultBadVersion FaultKind = "bad_version"
+	// FaultGarbleBody cuts the request body in half, so the server gets
+	// JSON it cannot parse. Applied before the recorder, like
+	// FaultBadVersion.
+	FaultGarbleBody FaultKind = "garble_body"
 )
+
+// rewrites reports whether kind changes the request the client sent
+// rather than what the server answers.
+func (k FaultKind) rewrites() bool { return k == FaultBadVersion || k == FaultGarbleBody }
 
 // Fault hits one request chosen by JSON-RPC method, tool name and
 // occurrence. Only POSTs are matched.
@@ -61,11 +79,12 @@ type faults struct {
 
 	mu   sync.Mutex
 	plan []Fault
-	seen []int // per plan entry: matching requests so far
+	seen []int           // per plan entry: matching requests so far
+	lost map[string]bool // sessions FaultLoseSession lost
 }
 
 func newFaults(next http.Handler, plan []Fault) *faults {
-	return &faults{next: next, plan: plan, seen: make([]int, len(plan))}
+	return &faults{next: next, plan: plan, seen: make([]int, len(plan)), lost: map[string]bool{}}
 }
 
 // rpcHead is the part of a JSON-RPC message a fault matches on.
@@ -94,6 +113,7 @@ func readHead(r *http.Request) (rpcHead, error) {
 }
 
 func (f *faults) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	r = f.forgetLost(r)
 	if r.Method != http.MethodPost {
 		f.next.ServeHTTP(w, r)
 		return
@@ -108,9 +128,49 @@ func (f *faults) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.next.ServeHTTP(w, r)
 	case FaultCutStream, FaultHijackClose:
 		cutAfterFirstEvent(w, r, f.next, kind)
+	case FaultLoseSession:
+		if id := r.Header.Get("Mcp-Session-Id"); id != "" {
+			f.mu.Lock()
+			f.lost[id] = true
+			f.mu.Unlock()
+		}
+		cutAfterFirstEvent(w, r, f.next, FaultCutStream)
+	case FaultBadVersion:
+		r.Header.Set("MCP-Protocol-Version", "2099-01-01")
+		f.next.ServeHTTP(w, r)
+	case FaultGarbleBody:
+		garble(r)
+		f.next.ServeHTTP(w, r)
 	default:
 		respond(w, r, kind, head.ID)
 	}
+}
+
+// forgetLost returns r with the session renamed when its session was
+// lost; a copy, so that the recorder in front still sees the client's.
+func (f *faults) forgetLost(r *http.Request) *http.Request {
+	id := r.Header.Get("Mcp-Session-Id")
+	if id == "" {
+		return r
+	}
+	f.mu.Lock()
+	lost := f.lost[id]
+	f.mu.Unlock()
+	if !lost {
+		return r
+	}
+	r = r.Clone(r.Context())
+	r.Header.Set("Mcp-Session-Id", "lost-"+id)
+	return r
+}
+
+// garble replaces r's body with its first half.
+func garble(r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	body = body[:len(body)/2]
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+	r.Header.Set("Content-Length", strconv.Itoa(len(body)))
 }
 
 // match counts the request against the plan and returns the kind of the
