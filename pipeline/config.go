@@ -14,6 +14,7 @@ import (
 type Config struct {
 	Correlator CorrelatorConfig
 	Chains     ChainConfig
+	Clients    ClientConfig
 	Dedupe     DedupeConfig
 	Redact     redact.Config
 
@@ -54,6 +55,8 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.Int64Var(&c.Correlator.MaxPendingBytes, "max-pending-bytes", 512<<20, "most estimated bytes held by waiting halves")
 	fs.DurationVar(&c.Chains.Window, "chain-window", 10*time.Minute, "how far back (event time) an earlier attempt of a retry is looked for")
 	fs.IntVar(&c.Chains.MaxKeys, "chain-max-keys", 1_000_000, "most distinct calls remembered for retry linking")
+	fs.IntVar(&c.Clients.MaxSessions, "client-max-sessions", 100_000, "most sessions whose client identity (initialize clientInfo) is remembered")
+	fs.DurationVar(&c.Clients.Idle, "client-idle", 24*time.Hour, "how long (event time) an idle session's client identity is remembered")
 	fs.IntVar(&c.Dedupe.MaxIDs, "dedupe-max-ids", 1_000_000, "most event ids remembered for deduplication")
 	fs.DurationVar(&c.Dedupe.Window, "dedupe-window", 10*time.Minute, "how long (event time) an event id is remembered for deduplication")
 	fs.IntVar(&c.Redact.MaxBodyBytes, "max-body-bytes", 256<<10, "bodies longer than this are cut (body_truncated is set)")

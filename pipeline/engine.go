@@ -42,6 +42,7 @@ type Engine struct {
 	redactor *redact.Redactor
 	corr     *correlator
 	chains   *chains
+	clients  *clients
 	ann      *annotations
 	offsets  *offsets
 
@@ -77,6 +78,7 @@ func New(cfg Config, d Deps) (*Engine, error) {
 		corr:     corr,
 		ann:      ann,
 		chains:   newChains(cfg.Chains, ann),
+		clients:  newClients(cfg.Clients),
 		offsets:  newOffsets(),
 	}
 	return e, nil
@@ -91,6 +93,7 @@ func (e *Engine) Seed(recs []schema.Exchange, anns []schema.ToolAnnotation) {
 	}
 	for i := range recs {
 		rec := recs[i]
+		e.clients.Seed(&rec)
 		e.chains.Link(&rec)
 	}
 }
@@ -260,6 +263,7 @@ func (e *Engine) quarantine(m Message, err error) {
 // emit turns a released group into rows of the current batch.
 func (e *Engine) emit(g *group) {
 	rec, body := g.record()
+	e.clients.Identify(&rec, &body)
 	anns := e.ann.Learn(&rec, &body)
 	e.chains.Link(&rec)
 	e.batch.Exchanges = append(e.batch.Exchanges, rec)

@@ -1,0 +1,188 @@
+package pipeline
+
+import (
+	"container/list"
+	"strings"
+	"time"
+
+	"github.com/valyala/fastjson"
+
+	"github.com/mcplens/mcplens/schema"
+)
+
+// ClientConfig bounds the client identities remembered per session. Zero
+// fields mean defaults.
+type ClientConfig struct {
+	// MaxSessions bounds the sessions remembered; the least recently seen
+	// is forgotten first. Default 100,000 (about 15 MB).
+	MaxSessions int
+	// Idle forgets a session not seen for this long in event time.
+	// Default 24h.
+	Idle time.Duration
+}
+
+func (c *ClientConfig) defaults() {
+	if c.MaxSessions <= 0 {
+		c.MaxSessions = 100_000
+	}
+	if c.Idle <= 0 {
+		c.Idle = 24 * time.Hour
+	}
+}
+
+// metaClientInfo is the 2026-07-28 per-request _meta key naming the client.
+const metaClientInfo = "io.modelcontextprotocol/clientInfo"
+
+// clients names the client of every exchange. Only a few messages say who
+// the client is: the initialize request's clientInfo (up to 2025-11-25)
+// and the _meta clientInfo of every 2026-07-28 request. Every other
+// exchange of a session gets the name its session's initialize gave,
+// remembered across batches (and, through Seed, across restarts); only
+// when nothing better is known does the logged name (often the User-Agent
+// product, "python-httpx") stay. Exchanges must come in event-time order.
+// Not safe for concurrent use.
+type clients struct {
+	cfg   ClientConfig
+	byKey map[string]*list.Element
+	lru   list.List // of *clientEntry, most recently seen first
+	p     fastjson.Parser
+}
+
+type clientEntry struct {
+	key, name, version string
+	seen               time.Time
+	fromWire           bool // said by the client itself, not a logged guess
+}
+
+func newClients(cfg ClientConfig) *clients {
+	cfg.defaults()
+	return &clients{cfg: cfg, byKey: map[string]*list.Element{}}
+}
+
+// Identify sets rec's client name and version from the request body or
+// from what its session said before.
+func (c *clients) Identify(rec *schema.Exchange, body *schema.Body) {
+	c.expire(rec.TS)
+	key := ""
+	if rec.SessionID != "" {
+		key = rec.Server + "\x00" + rec.SessionID
+	}
+	if body != nil {
+		if name, version, ok := c.wireInfo(body.RequestBody); ok {
+			rec.ClientName, rec.ClientVersion = name, version
+			c.remember(key, name, version, rec.TS, true)
+			return
+		}
+	}
+	if key == "" {
+		return
+	}
+	if el, ok := c.byKey[key]; ok {
+		e := el.Value.(*clientEntry)
+		rec.ClientName, rec.ClientVersion = e.name, e.version
+		c.touch(el, rec.TS)
+	}
+}
+
+// Seed remembers the identities of stored exchanges (oldest first): an
+// initialize names its session for sure; any other stored exchange names
+// it until an initialize says otherwise.
+func (c *clients) Seed(rec *schema.Exchange) {
+	if rec.SessionID == "" || rec.ClientName == "" {
+		return
+	}
+	key := rec.Server + "\x00" + rec.SessionID
+	if rec.Method == "initialize" {
+		c.remember(key, rec.ClientName, rec.ClientVersion, rec.TS, true)
+		return
+	}
+	if el, ok := c.byKey[key]; ok {
+		c.touch(el, rec.TS)
+		return
+	}
+	c.remember(key, rec.ClientName, rec.ClientVersion, rec.TS, false)
+}
+
+// Len returns the number of sessions remembered.
+func (c *clients) Len() int { return len(c.byKey) }
+
+func (c *clients) remember(key, name, version string, ts time.Time, fromWire bool) {
+	if key == "" {
+		return
+	}
+	if el, ok := c.byKey[key]; ok {
+		e := el.Value.(*clientEntry)
+		if fromWire || !e.fromWire {
+			e.name, e.version, e.fromWire = name, version, fromWire
+		}
+		c.touch(el, ts)
+		return
+	}
+	if len(c.byKey) >= c.cfg.MaxSessions {
+		c.drop(c.lru.Back())
+	}
+	c.byKey[key] = c.lru.PushFront(&clientEntry{key: key, name: name, version: version, seen: ts, fromWire: fromWire})
+}
+
+func (c *clients) touch(el *list.Element, ts time.Time) {
+	if e := el.Value.(*clientEntry); ts.After(e.seen) {
+		e.seen = ts
+	}
+	c.lru.MoveToFront(el)
+}
+
+// expire forgets sessions idle for longer than cfg.Idle.
+func (c *clients) expire(now time.Time) {
+	cut := now.Add(-c.cfg.Idle)
+	for el := c.lru.Back(); el != nil && el.Value.(*clientEntry).seen.Before(cut); el = c.lru.Back() {
+		c.drop(el)
+	}
+}
+
+func (c *clients) drop(el *list.Element) {
+	if el == nil {
+		return
+	}
+	delete(c.byKey, el.Value.(*clientEntry).key)
+	c.lru.Remove(el)
+}
+
+// wireInfo reads the client's own name from a request: initialize's
+// params.clientInfo or the 2026 params._meta clientInfo (the first message
+// of a batch that has one).
+func (c *clients) wireInfo(body string) (name, version string, ok bool) {
+	if !strings.Contains(body, "clientInfo") {
+		return "", "", false
+	}
+	v, err := c.p.Parse(body)
+	if err != nil {
+		return "", "", false
+	}
+	msgs := []*fastjson.Value{v}
+	if v.Type() == fastjson.TypeArray {
+		msgs, _ = v.Array()
+	}
+	for _, m := range msgs {
+		info := m.Get("params", "clientInfo")
+		if info == nil {
+			info = m.Get("params", "_meta", metaClientInfo)
+		}
+		if info == nil || info.Type() != fastjson.TypeObject {
+			continue
+		}
+		if name := string(info.GetStringBytes("name")); name != "" {
+			return bounded(name), bounded(string(info.GetStringBytes("version"))), true
+		}
+	}
+	return "", "", false
+}
+
+// maxClientField caps a client name or version taken from the wire.
+const maxClientField = 128
+
+func bounded(s string) string {
+	if len(s) <= maxClientField {
+		return s
+	}
+	return strings.ToValidUTF8(s[:maxClientField], "")
+}
