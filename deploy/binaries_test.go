@@ -20,6 +20,7 @@ const repoRoot = ".."
 type flagInfo struct {
 	Bool    bool   // takes no value
 	Default string // "" when the help shows none
+	Usage   string // the help text
 }
 
 // binary is what the manifests may pass to one command of cmd/.
@@ -108,7 +109,7 @@ func parseHelp(name, help string) *binary {
 		line := sc.Text()
 		if m := helpFlag.FindStringSubmatch(line); m != nil {
 			last = m[1]
-			info := flagInfo{Bool: m[2] == "" || m[2] == "bool"}
+			info := flagInfo{Bool: m[2] == "" || m[2] == "bool", Usage: m[3]}
 			if d := helpDefault.FindStringSubmatch(m[3]); d != nil {
 				info.Default = strings.Trim(d[1], `"`)
 			}
@@ -116,11 +117,12 @@ func parseHelp(name, help string) *binary {
 			continue
 		}
 		if last != "" {
+			info := b.Flags[last]
+			info.Usage += " " + strings.TrimSpace(line)
 			if d := helpDefault.FindStringSubmatch(line); d != nil {
-				info := b.Flags[last]
 				info.Default = strings.Trim(d[1], `"`)
-				b.Flags[last] = info
 			}
+			b.Flags[last] = info
 		}
 	}
 	return b

@@ -4,8 +4,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"strings"
 
 	"github.com/mcplens/mcplens/api"
+	"github.com/mcplens/mcplens/internal/progress"
 	"github.com/mcplens/mcplens/internal/secret"
 	"github.com/mcplens/mcplens/pipeline"
 	"github.com/mcplens/mcplens/schema"
@@ -29,6 +31,26 @@ type config struct {
 	APIListen  string
 	TokensFile string
 	API        api.Config
+	Progress   progress.Config
+}
+
+// listenAuto is --listen's default: the ops server on defaultListen for a
+// Kafka source (a long-running ingester is scraped and probed), none for a
+// file, so one-shot runs never clash over a port.
+const (
+	listenAuto    = "auto"
+	defaultListen = "127.0.0.1:9464"
+)
+
+// listenAddr is the ops server's address for this run, "" for none.
+func (c *config) listenAddr() string {
+	if c.Listen != listenAuto {
+		return c.Listen
+	}
+	if strings.HasPrefix(c.From.Reveal(), "kafka://") {
+		return defaultListen
+	}
+	return ""
 }
 
 // RegisterFlags registers every flag with its default and help text.
@@ -36,7 +58,7 @@ func (c *config) RegisterFlags(fs *flag.FlagSet) {
 	fs.Var(&c.From, "from", "source: file:PATH (file:- for stdin, .gz ok) or kafka://HOST:PORT[,HOST:PORT]/TOPIC?group=G")
 	c.To = "stdout"
 	fs.Var(&c.To, "to", "sink: stdout, file:PATH (idempotent NDJSON), duckdb:PATH or clickhouse://[USER@]HOST:PORT/DB (the password from --clickhouse-password or CLICKHOUSE_PASSWORD; one in the URL is never logged)")
-	fs.StringVar(&c.Listen, "listen", "127.0.0.1:9464", "address for /metrics, /healthz and /readyz (empty: no HTTP server)")
+	fs.StringVar(&c.Listen, "listen", listenAuto, "address for /metrics, /healthz and /readyz, HOST:PORT (port 0: a free one, logged); auto: "+defaultListen+" for a kafka:// source, none for a file; empty: none")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.StringVar(&c.LogFormat, "log-format", "json", "log format: json or console")
 	fs.BoolVar(&c.Migrate, "migrate", false, "apply the store's schema migrations before ingesting (DuckDB always migrates)")
@@ -47,6 +69,7 @@ func (c *config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.APIListen, "api-listen", "", "also serve the REST API on this address from the same store: the single-process mode for a DuckDB file, which only one process may write (empty: off)")
 	fs.StringVar(&c.TokensFile, "tokens-file", "", "with --api-listen: file of API bearer tokens, one per line ('TOKEN scopes=read[,bodies] name=NAME'); MCPLENS_TOKENS adds ';'-separated entries")
 	c.API.RegisterFlags(fs)
+	c.Progress.RegisterFlags(fs)
 }
 
 // Validate reports every invalid setting.
@@ -60,6 +83,9 @@ func (c *config) Validate() error {
 	}
 	if c.LogFormat != "json" && c.LogFormat != "console" {
 		errs = append(errs, fmt.Errorf("--log-format %q: want json or console", c.LogFormat))
+	}
+	if err := c.Progress.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if err := c.Pipeline.Validate(); err != nil {
 		errs = append(errs, err)

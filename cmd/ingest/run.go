@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcplens/mcplens/api"
 	"github.com/mcplens/mcplens/internal/logging"
+	"github.com/mcplens/mcplens/internal/progress"
 	"github.com/mcplens/mcplens/internal/secret"
 	"github.com/mcplens/mcplens/internal/serve"
 	"github.com/mcplens/mcplens/pipeline"
@@ -60,35 +61,61 @@ func run(ctx context.Context, cfg config, logger zerolog.Logger) error {
 		logger.Info().Int("exchanges", len(recs)).Int("annotations", len(anns)).Msg("retry chains seeded from the store")
 	}
 
-	var ready atomic.Bool
+	var running atomic.Bool
 	g, gctx := errgroup.WithContext(ctx)
 	// The HTTP servers stop when the engine has stopped (stopServers), not
 	// when ctx ends: /metrics and the API stay up through the final flush.
 	srvCtx, stopServers := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopServers()
-	if cfg.Listen != "" {
-		ln, err := serve.Listen(ctx, cfg.Listen)
+	if listen := cfg.listenAddr(); listen != "" {
+		ln, err := serve.Listen(ctx, listen)
 		if err != nil {
 			return err
 		}
-		srv := &http.Server{Handler: opsHandler(reg, &ready), ReadHeaderTimeout: api.ReadHeaderTimeout}
+		rd := readiness{running: &running, source: src, sink: sink}
+		srv := &http.Server{Handler: opsHandler(reg, rd), ReadHeaderTimeout: api.ReadHeaderTimeout}
 		logger.Info().Str("addr", ln.Addr().String()).Msg("serving /metrics, /healthz, /readyz")
 		g.Go(func() error { return serve.Run(srvCtx, srv, ln, 5*time.Second, logger, "metrics") })
+	} else {
+		logger.Info().Msg("no /metrics server (a file source needs none; --listen HOST:PORT serves one)")
 	}
 	if cfg.APIListen != "" {
 		if err := serveAPI(gctx, srvCtx, g, cfg, sink, logger, reg); err != nil {
 			return err
 		}
 	}
+	report := progress.New(cfg.Progress, progress.Deps{Out: os.Stderr, Stats: engine.Stats, Source: src})
+	reportCtx, stopReport := context.WithCancel(gctx)
+	defer stopReport()
+	g.Go(func() error { report.Run(reportCtx); return nil })
 	g.Go(func() error {
 		defer stopServers()
-		ready.Store(true)
+		defer stopReport()
+		running.Store(true)
 		logger.Info().Stringer("from", cfg.From).Stringer("to", cfg.To).Msg("ingest started")
 		err := engine.Run(gctx)
-		ready.Store(false)
+		running.Store(false)
 		return err
 	})
-	return g.Wait()
+	err = g.Wait()
+	summarize(logger, report, engine.Stats())
+	return err
+}
+
+// summarize writes the run's totals: the human summary line when progress
+// lines are on (a terminal, or --progress always), else one log entry.
+func summarize(logger zerolog.Logger, report *progress.Reporter, st pipeline.Stats) {
+	if report.Periodic() {
+		fmt.Fprintln(os.Stderr, report.Summary())
+		return
+	}
+	outcomes := zerolog.Dict()
+	for o, n := range st.Exchanges {
+		outcomes.Int64(string(o), n)
+	}
+	logger.Info().Int64("events", st.Events).Int64("accepted", st.Accepted).Int64("duplicates", st.Duplicates).
+		Int64("quarantined", st.Quarantined).Int64("exchanges", st.TotalExchanges()).Dict("outcomes", outcomes).
+		Int64("stored", st.Stored).Int64("evicted", st.Evicted).Str("summary", report.Summary()).Msg("ingest done")
 }
 
 // serveAPI serves the REST API from the sink's store in this process, with
@@ -105,7 +132,7 @@ func serveAPI(ctx, srvCtx context.Context, g *errgroup.Group, cfg config, sink p
 	if err != nil {
 		return err
 	}
-	a, err := api.New(cfg.API, api.Deps{Store: queries.On(engine), Tokens: tokens, Logger: logger.With().Str("component", "api").Logger(), Registerer: reg, Gatherer: reg})
+	a, err := api.New(cfg.API, api.Deps{Store: queries.On(engine), Tokens: tokens, Logger: logger.With().Str("subsystem", "api").Logger(), Registerer: reg, Gatherer: reg})
 	if err != nil {
 		return err
 	}
@@ -140,18 +167,53 @@ func (f faultySink) Seed(ctx context.Context, window time.Duration) ([]schema.Ex
 	return nil, nil, nil
 }
 
-func opsHandler(reg *prometheus.Registry, ready *atomic.Bool) http.Handler {
+// opsHandler serves /metrics, /healthz (liveness: the process answers)
+// and /readyz (readiness: see readiness.check).
+func opsHandler(reg *prometheus.Registry, rd readiness) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if !ready.Load() {
-			http.Error(w, "not ready\n", http.StatusServiceUnavailable)
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		if err := rd.check(r.Context()); err != nil {
+			http.Error(w, "not ready: "+err.Error()+"\n", http.StatusServiceUnavailable)
 			return
 		}
 		_, _ = w.Write([]byte("ready\n"))
 	})
 	return mux
+}
+
+// readiness says whether the ingester is doing its work: the engine runs,
+// the source can consume (for Kafka: the broker answers and this member
+// has partitions of a stable group) and the sink answers (stores that can
+// be pinged).
+type readiness struct {
+	running *atomic.Bool
+	source  pipeline.Source
+	sink    pipeline.Sink
+}
+
+func (rd readiness) check(ctx context.Context) error {
+	if !rd.running.Load() {
+		return errors.New("pipeline not running")
+	}
+	if s, ok := rd.source.(interface{ Ready(context.Context) error }); ok {
+		if err := s.Ready(ctx); err != nil {
+			return fmt.Errorf("source: %w", err)
+		}
+	}
+	sink := rd.sink
+	if f, ok := sink.(faultySink); ok {
+		sink = f.Sink
+	}
+	if s, ok := sink.(interface{ Ping(context.Context) error }); ok {
+		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		if err := s.Ping(ctx); err != nil {
+			return fmt.Errorf("sink: %w", err)
+		}
+	}
+	return nil
 }
 
 func openSource(from secret.URL, logger zerolog.Logger, reg prometheus.Registerer) (pipeline.Source, error) {

@@ -24,8 +24,9 @@ RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache
 FROM gcr.io/distroless/cc-debian12:nonroot
 COPY --from=build /out/ingest /usr/local/bin/ingest
 USER 65532:65532
-# --listen: /metrics, /healthz, /readyz. The binary's default is
-# 127.0.0.1:9464; containers must pass --listen 0.0.0.0:9464 (or
-# MCPLENS_LISTEN) to be reachable by probes and scrapers.
+# --listen: /metrics, /healthz, /readyz. The binary's default (auto) is
+# 127.0.0.1:9464 for a kafka:// source and none for a file; containers
+# must pass --listen 0.0.0.0:9464 (or MCPLENS_LISTEN) to be reachable by
+# probes and scrapers.
 EXPOSE 9464
 ENTRYPOINT ["/usr/local/bin/ingest"]
