@@ -9,6 +9,7 @@ import (
 	"math/big"
 	"reflect"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -94,11 +95,13 @@ func (q *Query) ClickHouseParams(args Args) (map[string]string, error) {
 }
 
 // FormatClickHouse renders one argument the way a ClickHouse parameter
-// takes it: times in UTC with milliseconds.
+// takes it: times in UTC with milliseconds, strings in the escaped
+// (TabSeparated) form the server parses parameters with, so a backslash
+// or a control character is a value, not an escape or an error.
 func FormatClickHouse(v any) string {
 	switch v := v.(type) {
 	case string:
-		return v
+		return paramEscaper.Replace(v)
 	case time.Time:
 		return v.UTC().Format("2006-01-02 15:04:05.000")
 	case bool:
@@ -109,6 +112,9 @@ func FormatClickHouse(v any) string {
 		return fmt.Sprint(v)
 	}
 }
+
+// paramEscaper escapes what the server's escaped format reads specially.
+var paramEscaper = strings.NewReplacer(`\`, `\\`, "\t", `\t`, "\n", `\n`, "\r", `\r`, "\x00", `\0`, "\b", `\b`, "\f", `\f`)
 
 // Table is a query result with normalized values, so that both engines
 // give identical Go values for identical answers: nil, bool, int64,
