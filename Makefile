@@ -12,7 +12,7 @@ build:
 	$(GO) build -o bin/ ./cmd/...
 
 ## test: race-enabled unit and integration tests, then each fuzz target briefly.
-test: lint test-go fuzz test-chdb test-dashboards test-api
+test: lint test-go fuzz test-chdb test-dashboards test-api test-api-clickhouse
 
 test-go:
 	$(GO) test -race -count=1 $(PKGS)
@@ -102,3 +102,10 @@ bench-store:
 	  $(GO) test -run='^$$' -bench='^BenchmarkEncodeExchanges$$' -benchtime=20x -benchmem -count=1 ./store/chstore && \
 	  $(GO) test -run='^$$' -bench='^BenchmarkTapAddedLatency$$' -benchtime=3000x -count=1 ./cmd/tap && \
 	  $(GO) test -run='^$$' -bench='^BenchmarkQuestions$$' -benchtime=30x -benchmem -count=1 -timeout=30m ./store/duckstore; } | $(GO) run ./internal/benchtable
+
+## test-api-clickhouse: every API test again on the ClickHouse server of
+## CLICKHOUSE_DSN (.ci/run starts it); test-go already ran them on DuckDB
+## with the race detector.
+.PHONY: test-api-clickhouse
+test-api-clickhouse:
+	MCPLENS_TEST_ENGINE=clickhouse $(GO) test -count=1 ./api/...

@@ -23,6 +23,7 @@ import (
 
 	"github.com/mcplens/mcplens/api/apitest"
 	"github.com/mcplens/mcplens/queries"
+	"github.com/mcplens/mcplens/store/chstore/clickhousetest"
 	"github.com/mcplens/mcplens/store/duckstore"
 )
 
@@ -40,8 +41,11 @@ const (
 var (
 	tmpDir     string
 	corpusOnce sync.Once
-	corpusDB   *duckstore.Store
-	corpusErr  error
+	corpusDB   interface {
+		queries.Store
+		Close() error
+	}
+	corpusErr error
 )
 
 func TestMain(m *testing.M) {
@@ -98,12 +102,34 @@ func checkGoroutines(wait time.Duration) error {
 	}
 }
 
-// corpusStore is the DuckDB store holding the conformance corpus, shared
-// by the tests (they only read it).
-func corpusStore(t testing.TB) *duckstore.Store {
+// corpusStore is the store holding the conformance corpus, shared by the
+// tests (they only read it): DuckDB, or the ClickHouse server of
+// CLICKHOUSE_DSN when MCPLENS_TEST_ENGINE=clickhouse.
+func corpusStore(t testing.TB) queries.Store {
 	t.Helper()
+	engine, err := apitest.Engine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dsn string
+	if engine == "clickhouse" {
+		dsn = clickhousetest.DSN(t) // skips or fails here, not inside the Once
+	}
 	corpusOnce.Do(func() {
-		corpusDB, corpusErr = apitest.OpenCorpus(context.Background(), filepath.Join(tmpDir, "corpus.duckdb"), apitest.CorpusPath())
+		switch engine {
+		case "clickhouse":
+			var ch *apitest.ClickHouseCorpus
+			ch, corpusErr = apitest.OpenCorpusClickHouse(context.Background(), dsn, clickhousetest.UniqueName(t, "mcplens_apitest"), apitest.CorpusPath())
+			if ch != nil {
+				corpusDB = ch
+			}
+		default:
+			var d *duckstore.Store
+			d, corpusErr = apitest.OpenCorpus(context.Background(), filepath.Join(tmpDir, "corpus.duckdb"), apitest.CorpusPath())
+			if d != nil {
+				corpusDB = d
+			}
+		}
 	})
 	if corpusErr != nil {
 		t.Fatalf("load the conformance corpus: %v", corpusErr)
@@ -153,6 +179,12 @@ func newTestAPI(t testing.TB, store queries.Store, configure ...func(*Config)) *
 	t.Helper()
 	cfg := DefaultConfig()
 	cfg.RateLimit = 0
+	if engine, _ := apitest.Engine(); engine == "clickhouse" {
+		// A bundle reads every failed exchange one query at a time; on
+		// the shared, loaded CI machine a ClickHouse round trip can take
+		// 100 ms, so the default 10 s would time out a healthy server.
+		cfg.QueryTimeout = time.Minute
+	}
 	for _, f := range configure {
 		f(&cfg)
 	}
