@@ -68,7 +68,7 @@ demo: build
 lint:
 	gofmt -l . | (! grep .)
 	$(GO) vet $(PKGS)
-	golangci-lint run
+	golangci-lint run --allow-serial-runners
 
 clean:
 	rm -rf bin/
