@@ -17,15 +17,14 @@ import (
 	"github.com/mcplens/mcplens/store/duckstore"
 )
 
-// The benchmark store: a million generated exchanges over 30 days of
-// October 2026, a body for every tenth. MCPLENS_BENCH_DB names a file to
-// keep between runs (built on first use); otherwise it is built in a
+// The benchmark store (apitest.OpenBench). MCPLENS_BENCH_DB names a file
+// to keep between runs (built on first use); otherwise it is built in a
 // temporary directory.
-const benchExchanges = 1_000_000
+const benchExchanges = apitest.BenchExchanges
 
 var (
-	benchFrom = time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC)
-	benchSpan = 30 * 24 * time.Hour
+	benchFrom = apitest.BenchFrom
+	benchSpan = apitest.BenchSpan
 	benchOnce sync.Once
 	benchDB   *duckstore.Store
 	benchErr  error
@@ -38,30 +37,7 @@ func benchStore(b *testing.B) *duckstore.Store {
 		if path == "" {
 			path = filepath.Join(tmpDir, "bench-1m.duckdb")
 		}
-		ctx := context.Background()
-		if _, err := os.Stat(path); err != nil {
-			start := time.Now()
-			tmp := path + ".building"
-			_ = os.Remove(tmp)
-			s, err := duckstore.Open(ctx, tmp, duckstore.Options{})
-			if err != nil {
-				benchErr = err
-				return
-			}
-			err = apitest.Generate(ctx, s, apitest.GenerateConfig{Exchanges: benchExchanges, From: benchFrom, Span: benchSpan, Seed: 1, BodyEvery: 10})
-			if cerr := s.Close(); err == nil {
-				err = cerr
-			}
-			if err == nil {
-				err = os.Rename(tmp, path)
-			}
-			if err != nil {
-				benchErr = err
-				return
-			}
-			fmt.Fprintf(os.Stderr, "built %s with %d exchanges in %s\n", path, benchExchanges, time.Since(start).Round(time.Second))
-		}
-		benchDB, benchErr = duckstore.Open(ctx, path, duckstore.Options{})
+		benchDB, benchErr = apitest.OpenBench(context.Background(), path)
 	})
 	if benchErr != nil {
 		b.Fatal(benchErr)

@@ -54,19 +54,34 @@ func (r *recorder) WriteHeader(code int) {
 	}
 }
 
-// call sends GET path?q to the API in process, as the visitor: with the
-// token of their cookie, their address and request id.
-func (v *View) call(r *http.Request, path string, q url.Values, token string) (*recorder, error) {
-	u := path
-	if len(q) > 0 {
-		u += "?" + q.Encode()
+// call sends GET path?q to the API in process as the visitor (see
+// serveAPI), with token if not "", and returns the answer.
+func (v *View) call(r *http.Request, path string, q url.Values, token string) *recorder {
+	rec := &recorder{header: http.Header{}}
+	v.serveAPIAs(r, path, q, token, rec)
+	if rec.status == 0 {
+		rec.status = http.StatusOK
 	}
-	req, err := http.NewRequestWithContext(r.Context(), http.MethodGet, u, nil)
+	return rec
+}
+
+// serveAPI sends GET path?q to the API in process, as the visitor: with
+// the token of their cookie, their address and request id.
+func (v *View) serveAPI(r *http.Request, path string, q url.Values, w http.ResponseWriter) {
+	v.serveAPIAs(r, path, q, "", w)
+}
+
+func (v *View) serveAPIAs(r *http.Request, path string, q url.Values, token string, w http.ResponseWriter) {
+	u, err := url.ParseRequestURI(path)
 	if err != nil {
-		return nil, fmt.Errorf("build api request %s: %w", path, err)
+		w.Header().Set("Content-Type", "application/problem+json")
+		w.WriteHeader(http.StatusBadRequest)
+		_ = json.NewEncoder(w).Encode(problem{Title: "Bad Request", Status: http.StatusBadRequest, Detail: "the id does not make a path"})
+		return
 	}
-	req.RemoteAddr = r.RemoteAddr
-	req.Host = r.Host
+	u.RawQuery = q.Encode()
+	req := (&http.Request{Method: http.MethodGet, URL: u, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: http.Header{}, Host: r.Host, RemoteAddr: r.RemoteAddr, RequestURI: u.RequestURI()}).WithContext(r.Context())
 	if id := r.Header.Get("X-Request-Id"); id != "" {
 		req.Header.Set("X-Request-Id", id)
 	}
@@ -76,21 +91,13 @@ func (v *View) call(r *http.Request, path string, q url.Values, token string) (*
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	rec := &recorder{header: http.Header{}}
-	v.api.ServeHTTP(rec, req)
-	if rec.status == 0 {
-		rec.status = http.StatusOK
-	}
-	return rec, nil
+	v.api.ServeHTTP(w, req)
 }
 
 // get calls the API and decodes a 200 answer into out; any other answer
 // is an *apiError.
 func (v *View) get(r *http.Request, path string, q url.Values, out any) error {
-	rec, err := v.call(r, path, q, "")
-	if err != nil {
-		return err
-	}
+	rec := v.call(r, path, q, "")
 	if rec.status != http.StatusOK {
 		return errorOf(rec)
 	}

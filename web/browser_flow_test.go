@@ -112,6 +112,19 @@ func browse(t *testing.T, s *site, screenshots bool) {
 			t.Errorf("the failing server %s is not on the overview: %q", name, servers)
 		}
 	}
+	// Keyboard: the first Tab reaches the skip link, Enter on it moves
+	// focus to the content.
+	b.run(chromedp.KeyEvent(kb.Tab))
+	var active string
+	b.run(chromedp.Evaluate(`document.activeElement.className`, &active))
+	if active != "skip" {
+		t.Errorf("the first Tab focuses %q, want the skip link", active)
+	}
+	b.run(chromedp.KeyEvent(kb.Enter))
+	b.run(chromedp.Evaluate(`document.activeElement.id`, &active))
+	if active != "main" {
+		t.Errorf("the skip link moves focus to %q, want main", active)
+	}
 	if n := b.count("figure.chart svg rect"); n == 0 {
 		t.Error("the overview chart has no bars")
 	}

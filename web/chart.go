@@ -20,11 +20,16 @@ var breakdownBuckets = []struct {
 	step time.Duration
 }{{"1m", time.Minute}, {"5m", 5 * time.Minute}, {"1h", time.Hour}, {"1d", 24 * time.Hour}}
 
+// rowsPerBucket is about how many (layer, outcome) rows a busy bucket
+// of /api/v1/outcomes has.
+const rowsPerBucket = 8
+
 // bucketIndex picks the finest bucket that draws a span in at most 360
-// bars.
-func bucketIndex(span time.Duration) int {
+// bars and whose rows likely fit in maxRows.
+func bucketIndex(span time.Duration, maxRows int) int {
 	for i, b := range breakdownBuckets {
-		if span/b.step <= 360 {
+		n := int(span / b.step)
+		if n <= 360 && n*rowsPerBucket <= maxRows {
 			return i
 		}
 	}

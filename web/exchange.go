@@ -3,7 +3,6 @@ package web
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -290,26 +289,58 @@ func (v *View) session(w http.ResponseWriter, r *http.Request) {
 	v.renderRange(w, r, http.StatusOK, "session", "Session "+id, p, tr)
 }
 
-// bundle passes the API's postmortem bundle on as a download.
+// bundle passes the API's postmortem bundle on as a download, streamed;
+// a refusal becomes the page it would be for any other request.
 func (v *View) bundle(w http.ResponseWriter, r *http.Request) {
 	rng, _ := rangeOf(r)
 	if s := r.URL.Query().Get("server"); s != "" {
 		rng.Set("server", s)
 	}
-	rec, err := v.call(r, "/api/v1/incidents/bundle", rng, "")
-	if err != nil {
-		v.fail(w, r, err)
+	pw := &passWriter{w: w, rec: recorder{header: http.Header{}}}
+	v.serveAPI(r, "/api/v1/incidents/bundle", rng, pw)
+	if pw.rec.status != http.StatusOK && pw.rec.status != 0 {
+		v.fail(w, r, errorOf(&pw.rec))
+	}
+}
+
+// passWriter streams a 200 answer of the API to w with its content type
+// and disposition, and keeps any other answer in rec.
+type passWriter struct {
+	w       http.ResponseWriter
+	rec     recorder
+	passing bool
+}
+
+func (p *passWriter) Header() http.Header { return p.rec.header }
+
+func (p *passWriter) WriteHeader(code int) {
+	if p.rec.status != 0 {
 		return
 	}
-	if rec.status != http.StatusOK {
-		v.fail(w, r, errorOf(rec))
-		return
-	}
-	for _, h := range []string{"Content-Type", "Content-Disposition"} {
-		if val := rec.header.Get(h); val != "" {
-			w.Header().Set(h, val)
+	p.rec.status = code
+	if code == http.StatusOK {
+		for _, h := range []string{"Content-Type", "Content-Disposition"} {
+			if val := p.rec.header.Get(h); val != "" {
+				p.w.Header().Set(h, val)
+			}
 		}
+		p.passing = true
+		p.w.WriteHeader(code)
 	}
-	w.WriteHeader(http.StatusOK)
-	_, _ = io.Copy(w, &rec.body)
+}
+
+func (p *passWriter) Write(b []byte) (int, error) {
+	if p.rec.status == 0 {
+		p.WriteHeader(http.StatusOK)
+	}
+	if p.passing {
+		return p.w.Write(b)
+	}
+	return p.rec.body.Write(b)
+}
+
+func (p *passWriter) Flush() {
+	if f, ok := p.w.(http.Flusher); ok && p.passing {
+		f.Flush()
+	}
 }

@@ -264,7 +264,7 @@ func (v *View) limit(n int) string { return strconv.Itoa(min(n, v.cfg.MaxLimit))
 // that give at most about 360 bars, coarser when the API's row limit
 // cuts the answer. It returns the bucket used.
 func (v *View) breakdown(r *http.Request, q url.Values, span time.Duration, out *list[breakdownRow]) (time.Duration, error) {
-	for i := bucketIndex(span); ; i++ {
+	for i := bucketIndex(span, v.cfg.MaxLimit); ; i++ {
 		b := breakdownBuckets[i]
 		if err := v.get(r, "/api/v1/outcomes", params(q, "group_by", "layer", "bucket", b.name, "limit", v.limit(1<<30)), out); err != nil {
 			return 0, err

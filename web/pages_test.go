@@ -302,3 +302,24 @@ func TestPagesCount(t *testing.T) {
 		}
 	}
 }
+
+// TestIDWithSlash: exchange ids may hold '/', and the page finds them.
+func TestIDWithSlash(t *testing.T) {
+	s := startSite(t, corpusStore(t))
+	facts := factsOf(t)
+	v := s.visitor()
+	v.login(readToken)
+	n := 0
+	for id := range facts.byID {
+		if !strings.Contains(id, "/") {
+			continue
+		}
+		n++
+		if code, body := v.get("/exchange?id=" + url.QueryEscape(id)); code != 200 || !strings.Contains(body, "<h1>Exchange "+id+"</h1>") {
+			t.Errorf("%s: %d\n%.300s", id, code, body)
+		}
+	}
+	if n == 0 {
+		t.Fatal("the corpus has no id with '/'")
+	}
+}

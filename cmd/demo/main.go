@@ -123,7 +123,7 @@ func run(ctx context.Context, cfg config) error {
 	}
 	explore(base, db, say)
 	if cfg.Keep {
-		say("\nthe API keeps running; Ctrl-C stops it")
+		say("\nthe web view: %s/ (the API keeps running; Ctrl-C stops it)", base)
 		<-ctx.Done()
 	}
 	return nil
