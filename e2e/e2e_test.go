@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -352,19 +353,34 @@ func drained(addr string, end float64) bool {
 // checks that it prints the two headline answers and leaves nothing
 // running.
 func TestDemo(t *testing.T) {
+	kafkatest.Brokers(t) // the demo's own broker needs kafka.sh's jars: skip locally without Kafka, fail in CI
 	listen := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	cmd := exec.Command(filepath.Join(bin, "demo"), "--bin", bin, "--kafka", "off", "--listen", listen, "--workdir", t.TempDir())
+	work := t.TempDir()
+	cmd := exec.Command(filepath.Join(bin, "demo"), "--bin", bin, "--listen", listen, "--workdir", work,
+		"--kafka-script", filepath.Join("..", "deploy", "kafka", "kafka.sh"))
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("demo: %v\n%s", err, out)
 	}
 	text := string(out)
-	for _, want := range []string{`server="demo-tools"`, `tool_name="delete_item"`, `prev_http_status=503`, "demo finished in"} {
+	for _, want := range []string{`server="demo-tools"`, `tool_name="delete_item"`, `prev_http_status=503`, "demo finished in",
+		"run `bin/demo --keep` to keep it up"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, text)
 		}
 	}
+	// Its own broker on a free port, never one it finds; its URLs quoted.
+	m := regexp.MustCompile(`tap records every exchange to Kafka (127\.0\.0\.1:\d+),`).FindStringSubmatch(text)
+	if m == nil || m[1] == "127.0.0.1:9092" || !strings.Contains(text, "4. ingest 'kafka://"+m[1]+"/") {
+		t.Errorf("the demo did not use a broker of its own, or printed its URL unquoted:\n%s", text)
+	}
+	if strings.Contains(text, "== Explore") {
+		t.Errorf("without --keep the demo printed commands for an API it stops:\n%s", text)
+	}
 	if listening(listen) {
 		t.Error("the demo left the API running")
+	}
+	if m != nil && listening(m[1]) {
+		t.Errorf("the demo left its broker %s running", m[1])
 	}
 }

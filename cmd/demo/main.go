@@ -1,8 +1,8 @@
 // Command demo shows mcplens end to end on real MCP traffic, in one
 // command: an official Go SDK MCP server behind cmd/tap, a real SDK client
-// driven through normal calls and faults, ingest into DuckDB (through the
-// local Kafka broker when one answers, else from the tap's file), cmd/api
-// on top, and the answers to the headline questions.
+// driven through normal calls and faults, ingest into DuckDB (through a
+// Kafka broker of the demo's own, on a free port, else from the tap's
+// file), cmd/api on top, and the answers to the headline questions.
 //
 //	make demo            # builds bin/ and runs bin/demo
 //	bin/demo --keep      # leave the API running afterwards
@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -26,6 +27,7 @@ type config struct {
 	Bin     string
 	Workdir string
 	Kafka   string
+	Script  string
 	Keep    bool
 	Listen  string
 }
@@ -35,7 +37,8 @@ func main() {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	fs.StringVar(&cfg.Bin, "bin", "bin", "directory holding the tap, ingest and api binaries (make build)")
 	fs.StringVar(&cfg.Workdir, "workdir", "", "directory for the recorded events and the DuckDB file (default: a new temporary directory)")
-	fs.StringVar(&cfg.Kafka, "kafka", "auto", "Kafka broker for the tap and ingest: auto (use $MCPLENS_KAFKA_BROKERS or 127.0.0.1:9092 if it answers), off, or HOST:PORT")
+	fs.StringVar(&cfg.Kafka, "kafka", "own", "Kafka for the tap and ingest: own (start a broker of the demo's own on a free port with --kafka-script, stopped at the end; a file if it cannot start), off (a file, no Kafka), or HOST:PORT of a broker to use")
+	fs.StringVar(&cfg.Script, "kafka-script", filepath.Join("deploy", "kafka", "kafka.sh"), "the script that runs the demo's own broker (--kafka own)")
 	fs.BoolVar(&cfg.Keep, "keep", false, "leave the API running (until Ctrl-C) instead of exiting after the answers")
 	fs.StringVar(&cfg.Listen, "listen", "127.0.0.1:8080", "address for the API")
 	cli.ParseFlags(fs, os.Args[1:])
@@ -47,6 +50,12 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Printf("\ndemo finished in %s\n", time.Since(start).Round(100*time.Millisecond))
+}
+
+// firstLine is an error's first line, for a one-line notice.
+func firstLine(err error) string {
+	msg, _, _ := strings.Cut(err.Error(), "\n")
+	return msg
 }
 
 func say(format string, args ...any) { fmt.Printf(format+"\n", args...) }
@@ -72,7 +81,25 @@ func run(ctx context.Context, cfg config) error {
 	defer stopMCP()
 	say("1. official Go SDK MCP server (lookup, delete_item, always_fails, count_slowly, approve) on %s", mcpURL)
 
-	brokers := kafkaBrokers(cfg.Kafka)
+	brokers := ""
+	switch cfg.Kafka {
+	case "off":
+	case "own":
+		say("   starting a Kafka broker of the demo's own (the first run fetches Kafka with Maven: a minute or two)")
+		b, err := startBroker(ctx, cfg.Script, cfg.Workdir)
+		if err != nil {
+			say("   no broker of its own (%s); the tap writes a file instead", firstLine(err))
+			break
+		}
+		defer func() {
+			if err := b.stop(); err != nil {
+				say("demo: %v", err)
+			}
+		}()
+		brokers = b.addr
+	default:
+		brokers = cfg.Kafka
+	}
 	events := filepath.Join(cfg.Workdir, "events.ndjson")
 	to, from := "file:"+events, "file:"+events
 	if brokers != "" {
@@ -104,7 +131,7 @@ func run(ctx context.Context, cfg config) error {
 	}
 
 	db := filepath.Join(cfg.Workdir, "mcplens.duckdb")
-	say("4. ingest %s -> duckdb:%s", from, db)
+	say("4. ingest '%s' -> duckdb:%s", from, db)
 	if err := ingest(ctx, procs, from, db, brokers != ""); err != nil {
 		return err
 	}
@@ -121,10 +148,12 @@ func run(ctx context.Context, cfg config) error {
 	if err := answers(ctx, base, say); err != nil {
 		return err
 	}
-	explore(base, db, say)
-	if cfg.Keep {
-		say("\nthe web view: %s/ (the API keeps running; Ctrl-C stops it)", base)
-		<-ctx.Done()
+	if !cfg.Keep {
+		say("\nthe demo stops the API now; run `bin/demo --keep` to keep it up and explore it")
+		return nil
 	}
+	explore(base, db, say)
+	say("\nthe web view: %s/ (the API keeps running; Ctrl-C stops it)", base)
+	<-ctx.Done()
 	return nil
 }

@@ -79,26 +79,6 @@ func (ps *processes) stopAll() {
 	}
 }
 
-// kafkaBrokers resolves the --kafka flag to a broker address, or "".
-func kafkaBrokers(flagValue string) string {
-	switch flagValue {
-	case "off":
-		return ""
-	case "auto":
-		addr := os.Getenv("MCPLENS_KAFKA_BROKERS")
-		if addr == "" {
-			addr = "127.0.0.1:9092"
-		}
-		c, err := net.DialTimeout("tcp", strings.Split(addr, ",")[0], 500*time.Millisecond)
-		if err != nil {
-			return ""
-		}
-		c.Close()
-		return addr
-	}
-	return flagValue
-}
-
 func freeAddr() (string, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
