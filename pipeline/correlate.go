@@ -98,6 +98,8 @@ type correlator struct {
 	merging   mergeSet
 	evictions int
 	now       func() time.Time // wall clock, for idle advance only
+	fresh     []*half          // started waiting since the last takeFresh
+	freshObs  []*observation   // completed since the last takeFreshObservations
 }
 
 // newCorrelator returns a correlator with cfg's bounds.
@@ -138,7 +140,7 @@ func (c *correlator) add(ev *schema.Event, pos Position, saved bool) {
 		st.maxTS = ev.TS
 	}
 	if ev.Kind == schema.KindExchange {
-		c.complete(st, &observation{req: ev, resp: ev, positions: []Position{pos}, saved: []bool{saved}, ts: ev.TS})
+		c.complete(st, &observation{req: ev, resp: ev, positions: []Position{pos}, saved: []bool{saved}, evs: []*schema.Event{ev}, ts: ev.TS})
 		return
 	}
 	key := pairKey(ev)
@@ -150,11 +152,12 @@ func (c *correlator) add(ev *schema.Event, pos Position, saved bool) {
 		}
 		c.unlink(key, prev, h)
 		c.unpend(h)
-		o := &observation{positions: []Position{h.pos(), pos}, saved: []bool{h.saved, saved}}
+		other := h.ev.unpack()
+		o := &observation{positions: []Position{h.pos(), pos}, saved: []bool{h.saved, saved}, evs: []*schema.Event{other, ev}}
 		if isReq {
-			o.req, o.resp = ev, h.ev.unpack()
+			o.req, o.resp = ev, other
 		} else {
-			o.req, o.resp = h.ev.unpack(), ev
+			o.req, o.resp = other, ev
 		}
 		o.ts = o.req.TS
 		c.complete(h.st, o)
@@ -167,6 +170,7 @@ func (c *correlator) add(ev *schema.Event, pos Position, saved bool) {
 		prev.next = h
 	}
 	heap.Push(&st.pending, h)
+	c.fresh = append(c.fresh, h)
 	c.npending++
 	c.bytes += h.size()
 	for c.npending > c.cfg.MaxPending || c.bytes > c.cfg.MaxPendingBytes {
@@ -239,7 +243,7 @@ func (c *correlator) expire(h *half, evicted bool) {
 	}
 	c.unlink(h.key, prev, h)
 	ev := h.ev.unpack()
-	o := &observation{positions: []Position{h.pos()}, saved: []bool{h.saved}, ts: ev.TS, evicted: evicted}
+	o := &observation{positions: []Position{h.pos()}, saved: []bool{h.saved}, evs: []*schema.Event{ev}, ts: ev.TS, evicted: evicted}
 	switch {
 	case h.ev.isRequest() && evicted:
 		o.req, o.reason = ev, "pending state full: evicted before its response"
@@ -258,6 +262,32 @@ func (c *correlator) expire(h *half, evicted bool) {
 func (c *correlator) complete(st *stream, o *observation) {
 	o.classify()
 	c.merging.add(o, &st.merging)
+	c.freshObs = append(c.freshObs, o)
+}
+
+// takeFresh returns the halves that started waiting since the last call
+// (some may have left already: their index is -1).
+func (c *correlator) takeFresh() []*half {
+	f := c.fresh
+	c.fresh = nil
+	return f
+}
+
+// takeFreshObservations returns the observations completed since the last
+// call (some may have been emitted already).
+func (c *correlator) takeFreshObservations() []*observation {
+	f := c.freshObs
+	c.freshObs = nil
+	return f
+}
+
+// resume restores a stream's event time from the state.
+func (c *correlator) resume(p Position, maxTS time.Time) {
+	st := c.stream(p)
+	if maxTS.After(st.maxTS) {
+		st.maxTS = maxTS
+	}
+	st.lastInput = c.now()
 }
 
 // AdvanceIdle moves the event time of every stream that has had no input

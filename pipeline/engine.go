@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
@@ -50,6 +52,15 @@ type Engine struct {
 	batchPos  []Position
 	evictSeen int
 	counts    counters
+
+	// With a StateSink (see state.go): the state change not yet stored,
+	// the positions it saved, each stream's stored mark, and below which
+	// offset a stream's messages were handled before this run.
+	stateful  StateSink
+	state     schema.State
+	savedPos  []Position
+	marked    map[string]int64
+	skipBelow map[string]int64
 }
 
 // New builds an engine. Start it with Run.
@@ -72,15 +83,18 @@ func New(cfg Config, d Deps) (*Engine, error) {
 	corr.now = d.Now
 	e := &Engine{
 		cfg: cfg, d: d, m: newMetrics(d.Registerer, cfg.MetricsMaxServers),
-		dec:      NewDecoder(),
-		dedupe:   newDedupe(cfg.Dedupe),
-		redactor: red,
-		corr:     corr,
-		ann:      ann,
-		chains:   newChains(cfg.Chains, ann),
-		clients:  newClients(cfg.Clients),
-		offsets:  newOffsets(),
+		dec:       NewDecoder(),
+		dedupe:    newDedupe(cfg.Dedupe),
+		redactor:  red,
+		corr:      corr,
+		ann:       ann,
+		chains:    newChains(cfg.Chains, ann),
+		clients:   newClients(cfg.Clients),
+		offsets:   newOffsets(),
+		marked:    map[string]int64{},
+		skipBelow: map[string]int64{},
 	}
+	e.stateful, _ = d.Sink.(StateSink)
 	return e, nil
 }
 
@@ -103,6 +117,14 @@ func (e *Engine) Seed(recs []schema.Exchange, anns []schema.ToolAnnotation) {
 // complete is flushed and committed; halves still waiting stay uncommitted
 // and are re-read on the next start). It returns nil on both.
 func (e *Engine) Run(ctx context.Context) error {
+	if e.stateful != nil {
+		if err := e.resume(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+	}
 	msgs := make(chan Message, 256)
 	g, gctx := errgroup.WithContext(ctx)
 	fetchErr := make(chan error, 1)
@@ -197,6 +219,10 @@ func (e *Engine) stop(why string) error {
 
 // handle takes one raw line through decode, dedupe, redact and correlate.
 func (e *Engine) handle(m Message) {
+	if e.stateful != nil && e.replayed(m) {
+		e.m.events.WithLabelValues("replayed").Inc()
+		return
+	}
 	if e.d.Format == nil {
 		e.handleLine(m)
 		return
@@ -264,47 +290,67 @@ func (e *Engine) quarantine(m Message, err error) {
 func (e *Engine) emit(g *group) {
 	rec, body := g.record()
 	e.clients.Identify(&rec, &body)
+	cleanText(&rec)
 	anns := e.ann.Learn(&rec, &body)
 	e.chains.Link(&rec)
 	e.batch.Exchanges = append(e.batch.Exchanges, rec)
 	e.batch.Bodies = append(e.batch.Bodies, body)
 	e.batch.Annotations = append(e.batch.Annotations, anns...)
-	e.batchPos = append(e.batchPos, g.positions()...)
+	for _, o := range g.obs {
+		o.emitted = true
+		for i, p := range o.positions {
+			if o.saved[i] {
+				e.state.Released = append(e.state.Released, schema.EventRef{Stream: p.Stream, Offset: p.Offset, EventID: o.evs[i].EventID})
+			} else {
+				e.batchPos = append(e.batchPos, p)
+			}
+		}
+	}
 	e.m.exchange(&rec)
 	e.counts.exchange(rec.Outcome)
 }
 
-// flush writes the batch (retrying with backoff while ctx lasts), then
-// commits the source up to the low watermark.
+// cleanText makes the record's text fields that come from bodies and
+// headers (what the classifier extracts) valid UTF-8 without NUL, as text
+// columns require: a server that answers a raw 0xFF inside an error
+// message must not make the store refuse the row. The body keeps the
+// bytes as logged, so nothing is lost.
+func cleanText(rec *schema.Exchange) {
+	for _, p := range [...]*string{&rec.ErrorMessage, &rec.JSONRPCID, &rec.Method, &rec.ToolName,
+		&rec.ProtocolVersion, &rec.ContentType, &rec.ParamsHash} {
+		if !utf8.ValidString(*p) || strings.IndexByte(*p, 0) >= 0 {
+			*p = strings.ReplaceAll(strings.ToValidUTF8(*p, "\uFFFD"), "\x00", "\uFFFD")
+		}
+	}
+}
+
+// flush writes the batch and, with a StateSink, the state change (both
+// retried with backoff while ctx lasts), then commits the source up to the
+// low watermark.
 func (e *Engine) flush(ctx context.Context) error {
 	pending, bytes := e.corr.Pending()
 	e.m.pending.Set(float64(pending))
 	e.m.pendingBytes.Set(float64(bytes))
-	if e.batch.Len() > 0 {
-		e.batch.Token = schema.BatchToken(positions(e.batchPos))
+	if e.stateful != nil {
+		e.savedPos = append(e.savedPos, e.collectState()...)
+	}
+	if e.batch.Len() > 0 || !e.state.Empty() {
+		e.batch.Token = schema.BatchToken(positions(e.batchPos, e.savedPos))
+		e.batch.State = e.state
 		start := time.Now()
-		backoff := e.cfg.RetryMin
-		for {
-			err := e.d.Sink.Write(ctx, &e.batch)
-			if err == nil {
-				break
-			}
-			e.m.sinkErrors.Inc()
-			e.d.Logger.Error().Err(err).Int("rows", e.batch.Len()).Dur("retry_in", backoff).Msg("sink write failed; consumption paused")
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(backoff):
-			}
-			backoff = min(backoff*2, e.cfg.RetryMax)
+		if err := e.write(ctx, &e.batch); err != nil {
+			return err
 		}
 		e.m.sinkSeconds.Observe(time.Since(start).Seconds())
 		e.m.sinkRows.Add(float64(e.batch.Len()))
 		e.m.sinkExchanges.Add(float64(len(e.batch.Exchanges)))
 		e.counts.stored.Add(int64(len(e.batch.Exchanges)))
 		e.offsets.Done(e.batchPos...)
+		e.offsets.Done(e.savedPos...)
+		e.stateWritten()
 		e.batch = schema.Batch{}
 		e.batchPos = e.batchPos[:0]
+		e.savedPos = e.savedPos[:0]
 	}
 	e.m.inflight.Set(float64(e.offsets.InFlight()))
 	ps := e.offsets.Commit()
@@ -317,7 +363,8 @@ func (e *Engine) flush(ctx context.Context) error {
 		}
 		// The data is stored; only the commit failed (a broker restart, a
 		// rebalance). Try again at the next flush: until then a restart
-		// re-reads a little more, which dedupe and the stores absorb.
+		// re-reads a little more, which the state's marks (or dedupe and
+		// the stores) absorb.
 		e.offsets.Retry(ps)
 		e.m.commitErrors.Inc()
 		e.d.Logger.Warn().Err(err).Int("positions", len(ps)).Msg("commit failed; retrying at the next flush")
@@ -332,11 +379,13 @@ func (e *Engine) flush(ctx context.Context) error {
 
 // positions yields the stream and offset of each position, for
 // [schema.BatchToken].
-func positions(ps []Position) iter.Seq2[string, int64] {
+func positions(lists ...[]Position) iter.Seq2[string, int64] {
 	return func(yield func(string, int64) bool) {
-		for _, p := range ps {
-			if !yield(p.Stream, p.Offset) {
-				return
+		for _, ps := range lists {
+			for _, p := range ps {
+				if !yield(p.Stream, p.Offset) {
+					return
+				}
 			}
 		}
 	}

@@ -74,3 +74,13 @@ type Sink interface {
 	Write(ctx context.Context, b *schema.Batch) error
 	Close() error
 }
+
+// StateSink is a Sink that also keeps the engine's state: Write stores
+// b.State in the same transaction as b's rows, and LoadState returns what
+// the stored states add up to, per stream. With a StateSink the engine
+// commits source positions past the events still waiting (they are in the
+// state) and a restart resumes from it; see [schema.State].
+type StateSink interface {
+	Sink
+	LoadState(ctx context.Context) ([]schema.StreamState, error)
+}

@@ -23,15 +23,6 @@ type group struct {
 	heap  *groupHeap // the merging heap of the stream that holds the group
 }
 
-// positions returns every source position the group's events came from.
-func (g *group) positions() []Position {
-	var out []Position
-	for _, o := range g.obs {
-		out = append(out, o.positions...)
-	}
-	return out
-}
-
 func (g *group) hasObserver(o *observation) bool {
 	for _, x := range g.obs {
 		if x.source() == o.source() && x.first().Observer == o.first().Observer {

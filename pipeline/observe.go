@@ -15,14 +15,19 @@ import (
 // exchange event, or a request event paired with its response event (or
 // with nothing, when the response never came).
 type observation struct {
-	req, resp *schema.Event // either may be nil, not both
-	positions []Position    // source positions of the events it holds
-	saved     []bool        // per position: held in the sink's state
-	ts        time.Time     // request time (response time for an orphan)
+	req, resp *schema.Event   // either may be nil, not both
+	positions []Position      // source positions of the events it holds
+	saved     []bool          // per position: held in the sink's state
+	evs       []*schema.Event // per position: the event read there
+	emitted   bool            // released in a batch
+	ts        time.Time       // request time (response time for an orphan)
 	result    classify.Result
 	evicted   bool   // NO_RESPONSE because pending state was full
 	reason    string // why a NO_RESPONSE or orphan was emitted
 }
+
+// eventAt returns the event read at o.positions[i].
+func (o *observation) eventAt(i int) *schema.Event { return o.evs[i] }
 
 // first returns the event that carries the request half, else the response.
 func (o *observation) first() *schema.Event {

@@ -143,6 +143,21 @@ func (s *streamOffsets) low() (int64, bool) {
 	return low, ok
 }
 
+// Next returns one past the newest offset seen on stream (0 if none).
+func (o *offsets) Next(stream string) int64 {
+	if s := o.streams[stream]; s != nil {
+		return s.next
+	}
+	return 0
+}
+
+// Resume says that a stream is handled up to p.Offset (exclusive) by an
+// earlier run: Commit may hand that out.
+func (o *offsets) Resume(p Position) {
+	s := o.stream(p)
+	s.next = max(s.next, p.Offset)
+}
+
 // InFlight returns how many positions are not yet done.
 func (o *offsets) InFlight() int {
 	n := 0

@@ -102,6 +102,20 @@ func (p packed) isRequest() bool { return p.blob[0]&flagRequest != 0 }
 // size estimates the bytes the packed event holds, bodies included.
 func (p packed) size() int64 { return int64(len(p.blob) + len(p.reqBody) + len(p.respBody)) }
 
+// eventID reads the event id alone (the first string after the fixed
+// fields) without unpacking the rest.
+func (p packed) eventID() string {
+	u := unpacker{b: p.blob, i: 1}
+	flags := p.blob[0]
+	for range 4 { // V, TS, HTTPStatus, Attempt
+		u.varint()
+	}
+	if flags&flagDuration != 0 {
+		u.i += 8
+	}
+	return u.str()
+}
+
 // unpacker reads a blob written by pack.
 type unpacker struct {
 	b []byte

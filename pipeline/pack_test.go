@@ -32,3 +32,12 @@ func TestPackRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+func TestPackedEventID(t *testing.T) {
+	d := 12.5
+	for _, ev := range []schema.Event{{EventID: "e-1", Kind: "request", TS: time.Unix(5, 0)}, {EventID: "e-2", DurationMS: &d, HTTPStatus: 200, Attempt: 3}} {
+		if got := pack(&ev).eventID(); got != ev.EventID {
+			t.Errorf("eventID() = %q, want %q", got, ev.EventID)
+		}
+	}
+}

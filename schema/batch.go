@@ -17,6 +17,9 @@ type Batch struct {
 	// Token identifies the batch by the source positions it covers, so a
 	// store can drop a retried batch it already holds.
 	Token string
+	// State is the pipeline's state change that goes with the batch, for
+	// stores that keep it (pipeline.StateSink); others ignore it.
+	State State
 }
 
 // Len is the number of rows in the batch.

@@ -41,7 +41,11 @@ func run(ctx context.Context, cfg config, logger zerolog.Logger) error {
 	defer func() { _ = logging.Step(logger, "sink", sink.Close) }()
 	if cfg.FaultFile != "" {
 		logger.Warn().Str("file", cfg.FaultFile).Msg("fault injection on: sink writes fail while this file exists")
-		sink = faultySink{Sink: sink, file: cfg.FaultFile}
+		f := faultySink{Sink: sink, file: cfg.FaultFile}
+		sink = f
+		if st, ok := f.Sink.(pipeline.StateSink); ok {
+			sink = faultyStateSink{faultySink: f, state: st}
+		}
 	}
 	src, err := openSource(cfg.From, logger, reg)
 	if err != nil {
@@ -121,7 +125,10 @@ func summarize(logger zerolog.Logger, report *progress.Reporter, st pipeline.Sta
 // serveAPI serves the REST API from the sink's store in this process, with
 // cmd/api's server limits (api.NewServer), until srvCtx ends.
 func serveAPI(ctx, srvCtx context.Context, g *errgroup.Group, cfg config, sink pipeline.Sink, logger zerolog.Logger, reg *prometheus.Registry) error {
-	if f, ok := sink.(faultySink); ok {
+	switch f := sink.(type) {
+	case faultySink:
+		sink = f.Sink
+	case faultyStateSink:
 		sink = f.Sink
 	}
 	engine, ok := sink.(queries.Engine)
@@ -165,6 +172,18 @@ func (f faultySink) Seed(ctx context.Context, window time.Duration) ([]schema.Ex
 		return s.Seed(ctx, window)
 	}
 	return nil, nil, nil
+}
+
+// faultyStateSink is a faultySink over a store that keeps the ingest
+// state: writes (the state's too) fail while the file exists; loading the
+// state at start does not, so the outage is seen as failed writes.
+type faultyStateSink struct {
+	faultySink
+	state pipeline.StateSink
+}
+
+func (f faultyStateSink) LoadState(ctx context.Context) ([]schema.StreamState, error) {
+	return f.state.LoadState(ctx)
 }
 
 // opsHandler serves /metrics, /healthz (liveness: the process answers)

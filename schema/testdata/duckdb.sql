@@ -94,6 +94,30 @@ CREATE TABLE IF NOT EXISTS quarantine (
     raw      BLOB NOT NULL
 );
 
+-- migration bodies_as_bytes
+ALTER TABLE exchange_bodies ALTER request_body TYPE BLOB USING encode(request_body);
+
+ALTER TABLE exchange_bodies ALTER response_body TYPE BLOB USING encode(response_body);
+
+CHECKPOINT;
+
+-- migration ingest_state
+CREATE TABLE IF NOT EXISTS ingest_streams (
+    stream      VARCHAR PRIMARY KEY,
+    topic       VARCHAR NOT NULL,
+    part        INTEGER NOT NULL,
+    next_offset BIGINT NOT NULL,
+    max_ts_ns   BIGINT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS ingest_waiting (
+    stream        VARCHAR NOT NULL,
+    stream_offset BIGINT NOT NULL,
+    event_id      VARCHAR NOT NULL,
+    ts            TIMESTAMP NOT NULL,
+    event         BLOB NOT NULL
+);
+
 -- migration headers_json_objects
 UPDATE exchange_bodies SET request_headers = CAST(request_headers->>'$' AS JSON)
 WHERE json_type(request_headers) = 'VARCHAR';

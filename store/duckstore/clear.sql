@@ -2,3 +2,4 @@
 DELETE FROM stage_ids;
 DELETE FROM stage_annotations;
 DELETE FROM stage_quarantine;
+DELETE FROM stage_released;

@@ -4,6 +4,7 @@ import (
 	"database/sql/driver"
 	"encoding/json"
 	"time"
+	"unsafe"
 
 	"github.com/mcplens/mcplens/classify"
 	"github.com/mcplens/mcplens/schema"
@@ -73,7 +74,7 @@ func headerJSON(h map[string]string) json.RawMessage {
 func bodyRow(b *schema.Body, row []driver.Value) {
 	row[0], row[1] = b.ExchangeID, stamp(b.TS)
 	row[2], row[3] = headerJSON(b.RequestHeaders), headerJSON(b.ResponseHeaders)
-	row[4], row[5], row[6] = b.RequestBody, b.ResponseBody, b.Truncated
+	row[4], row[5], row[6] = bodyBytes(b.RequestBody), bodyBytes(b.ResponseBody), b.Truncated
 }
 
 func annotationRow(a *schema.ToolAnnotation, row []driver.Value) {
@@ -88,4 +89,13 @@ func quarantineRow(q *schema.Quarantined, row []driver.Value) {
 		raw = []byte{}
 	}
 	row[0], row[1], row[2], row[3] = stamp(q.TS), q.Position, q.Reason, raw
+}
+
+// bodyBytes is a body as the BLOB it is stored as: the bytes as logged,
+// valid UTF-8 or not. The Appender copies them.
+func bodyBytes(s string) []byte {
+	if s == "" {
+		return []byte{}
+	}
+	return unsafe.Slice(unsafe.StringData(s), len(s)) //nolint:gosec // G103: read-only view, the Appender copies
 }

@@ -3,6 +3,13 @@
 -- always comes with the same request ts, so only stored rows of the
 -- batch's ts range [$lo, $hi] can match; the zone maps on ts skip every
 -- other row group, and no index on exchange_id is needed.
+--
+-- Kind 'h': a half (an orphan response, a request without response) whose
+-- event is already stored in another exchange, paired with its other half:
+-- a re-read or re-sent half after its pair was stored. Its exchange id
+-- differs (an orphan's derives from the response), so it is looked up by
+-- event id, within [$wlo, $whi]: the batch's range widened by the longest
+-- time that can separate the halves.
 SELECT DISTINCT 'x' AS kind, e.exchange_id
 FROM exchanges AS e
 JOIN stage_ids AS s ON s.exchange_id = e.exchange_id
@@ -11,4 +18,16 @@ UNION ALL
 SELECT DISTINCT 'b' AS kind, b.exchange_id
 FROM exchange_bodies AS b
 JOIN stage_ids AS s ON s.exchange_id = b.exchange_id
-WHERE b.ts >= $lo AND b.ts <= $hi;
+WHERE b.ts >= $lo AND b.ts <= $hi
+UNION ALL
+SELECT DISTINCT 'h' AS kind, s.exchange_id
+FROM exchanges AS e
+JOIN stage_ids AS s ON s.half_event = e.response_event_id
+WHERE s.half_event <> '' AND e.request_event_id <> '' AND e.exchange_id <> s.exchange_id
+  AND e.ts >= $wlo AND e.ts <= $whi
+UNION ALL
+SELECT DISTINCT 'h' AS kind, s.exchange_id
+FROM exchanges AS e
+JOIN stage_ids AS s ON s.half_event = e.request_event_id
+WHERE s.half_event <> '' AND e.response_event_id <> '' AND e.exchange_id <> s.exchange_id
+  AND e.ts >= $wlo AND e.ts <= $whi;

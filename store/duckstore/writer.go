@@ -26,7 +26,17 @@ var (
 	clearSQL string
 	//go:embed prune.sql
 	pruneSQL string
+	//go:embed state.sql
+	stateSQL string
+	//go:embed mark.sql
+	markSQL string
 )
+
+// halfSpan is how far apart in event time the two halves of one exchange
+// can be stored: the lookup of a re-read half's stored pair (stored.sql)
+// searches the batch's range widened by it. It covers any pair window up
+// to 10 minutes plus lateness.
+const halfSpan = 15 * time.Minute
 
 // writer is the one connection that writes, with its staging tables.
 type writer struct {
@@ -107,6 +117,9 @@ func (w *writer) write(ctx context.Context, b *schema.Batch) (err error) {
 			return errors.Join(fmt.Errorf("merge staged rows: %w", err), w.rollback())
 		}
 	}
+	if err := w.writeState(ctx, &b.State); err != nil {
+		return errors.Join(err, w.rollback())
+	}
 	if _, err := w.conn.ExecContext(ctx, "COMMIT"); err != nil {
 		return errors.Join(fmt.Errorf("commit: %w", err), w.rollback())
 	}
@@ -137,12 +150,13 @@ func (w *writer) stored(ctx context.Context, b *schema.Batch) (x, bodies map[str
 			return fmt.Errorf("appender on stage_ids: %w", err)
 		}
 		for i := range b.Exchanges {
-			if err := a.AppendRow(b.Exchanges[i].ExchangeID, stamp(b.Exchanges[i].TS)); err != nil {
+			e := &b.Exchanges[i]
+			if err := a.AppendRow(e.ExchangeID, stamp(e.TS), halfEvent(e)); err != nil {
 				return errors.Join(err, a.Close())
 			}
 		}
 		for i := range b.Bodies {
-			if err := a.AppendRow(b.Bodies[i].ExchangeID, stamp(b.Bodies[i].TS)); err != nil {
+			if err := a.AppendRow(b.Bodies[i].ExchangeID, stamp(b.Bodies[i].TS), ""); err != nil {
 				return errors.Join(err, a.Close())
 			}
 		}
@@ -152,7 +166,8 @@ func (w *writer) stored(ctx context.Context, b *schema.Batch) (x, bodies map[str
 		return nil, nil, fmt.Errorf("stage ids: %w", err)
 	}
 	lo, hi := tsRange(b)
-	rows, err := w.conn.QueryContext(ctx, storedSQL, sql.Named("lo", lo), sql.Named("hi", hi))
+	rows, err := w.conn.QueryContext(ctx, storedSQL, sql.Named("lo", lo), sql.Named("hi", hi),
+		sql.Named("wlo", lo.Add(-halfSpan)), sql.Named("whi", hi.Add(halfSpan)))
 	if err != nil {
 		return nil, nil, fmt.Errorf("look up stored exchanges: %w", err)
 	}
@@ -162,13 +177,70 @@ func (w *writer) stored(ctx context.Context, b *schema.Batch) (x, bodies map[str
 		if err := rows.Scan(&kind, &id); err != nil {
 			return nil, nil, err
 		}
-		if kind == "x" {
+		switch kind {
+		case "x":
 			x[id] = true
-		} else {
+		case "b":
 			bodies[id] = true
+		case "h": // its pair is stored: neither row is new
+			x[id], bodies[id] = true, true
 		}
 	}
 	return x, bodies, rows.Err()
+}
+
+// halfEvent is the one event id of an exchange that has only a request or
+// only a response, "" for a complete one (an exchange event has both ids).
+func halfEvent(e *schema.Exchange) string {
+	switch {
+	case e.RequestEventID == "" && e.ResponseEventID != "":
+		return e.ResponseEventID
+	case e.ResponseEventID == "" && e.RequestEventID != "":
+		return e.RequestEventID
+	}
+	return ""
+}
+
+// writeState applies a batch's state change in its transaction: the new
+// waiting events appended, the released ones deleted, the streams' marks
+// recorded.
+func (w *writer) writeState(ctx context.Context, st *schema.State) error {
+	if st.Empty() {
+		return nil
+	}
+	err := w.conn.Raw(func(dc any) error {
+		conn, ok := dc.(driver.Conn)
+		if !ok {
+			return fmt.Errorf("unexpected driver connection %T", dc)
+		}
+		if err := appendRows(conn, "", "ingest_waiting", len(st.Saved), func(i int, row []driver.Value) bool {
+			sv := &st.Saved[i]
+			row[0], row[1], row[2], row[3], row[4] = sv.Stream, sv.Offset, sv.EventID, stamp(sv.TS), sv.Data
+			return true
+		}, 5); err != nil {
+			return err
+		}
+		return appendRows(conn, "temp", "stage_released", len(st.Released), func(i int, row []driver.Value) bool {
+			r := &st.Released[i]
+			row[0], row[1], row[2] = r.Stream, r.Offset, r.EventID
+			return true
+		}, 3)
+	})
+	if err != nil {
+		return fmt.Errorf("stage ingest state: %w", err)
+	}
+	if len(st.Released) > 0 {
+		if _, err := w.conn.ExecContext(ctx, stateSQL); err != nil {
+			return fmt.Errorf("release waiting events: %w", err)
+		}
+	}
+	for _, m := range st.Streams {
+		if _, err := w.conn.ExecContext(ctx, markSQL, sql.Named("stream", m.Stream), sql.Named("topic", m.Topic),
+			sql.Named("part", int32(m.Partition)), sql.Named("next", m.Next), sql.Named("max_ts_ns", unixNano(m.MaxTS))); err != nil {
+			return fmt.Errorf("record mark of stream %q: %w", m.Stream, err)
+		}
+	}
+	return nil
 }
 
 // tsRange is the span of the stored ts of a batch's exchanges and bodies.

@@ -1,0 +1,175 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/mcplens/mcplens/schema"
+)
+
+// The engine's state, kept in a [StateSink] with each batch (as Kafka
+// Streams keeps a state store beside its changelog): the events waiting
+// for their other half or for the merge window, and how far each stream
+// is handled. With it the committed offset moves past waiting requests at
+// once (they are durable in the state), and a restart resumes from the
+// state: waiting halves come back, and messages before a stream's mark
+// are skipped, so the re-read tail is neither paired again nor stored
+// twice. Without a StateSink the engine commits only up to the oldest
+// waiting event, and a restart re-reads from there.
+
+// stateCodec is the version byte of a saved event's encoding.
+const stateCodec = 1
+
+// encodeSaved is the stored form of a waiting event: its packed fields and
+// bodies.
+func encodeSaved(p packed) []byte {
+	b := make([]byte, 0, 1+3*binary.MaxVarintLen64+len(p.blob)+len(p.reqBody)+len(p.respBody))
+	b = append(b, stateCodec)
+	b = appendString(b, string(p.blob))
+	b = appendString(b, p.reqBody)
+	return appendString(b, p.respBody)
+}
+
+// decodeSaved rebuilds a saved event; data must not change afterwards
+// (the event's strings point into it).
+func decodeSaved(data []byte) (ev *schema.Event, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			ev, err = nil, fmt.Errorf("corrupt saved event: %v", r)
+		}
+	}()
+	if len(data) == 0 || data[0] != stateCodec {
+		return nil, errors.New("saved event: unknown encoding")
+	}
+	u := unpacker{b: data, i: 1}
+	blob := u.str()
+	var p packed
+	p.blob = []byte(blob)
+	p.reqBody, p.respBody = u.str(), u.str()
+	if u.i != len(data) || len(p.blob) == 0 {
+		return nil, errors.New("saved event: bad length")
+	}
+	return p.unpack(), nil
+}
+
+// collectState adds to e.state the events that started waiting since the
+// last write and the streams' marks, and returns the positions it saved:
+// they are done once the batch that carries them is stored.
+func (e *Engine) collectState() []Position {
+	var saved []Position
+	for _, h := range e.corr.takeFresh() {
+		if h.index < 0 || h.saved { // no longer waiting, or saved already
+			continue
+		}
+		h.saved = true
+		e.state.Saved = append(e.state.Saved, schema.SavedEvent{
+			EventRef: schema.EventRef{Stream: h.st.pos.Stream, Offset: h.off, EventID: h.ev.eventID()},
+			TS:       time.Unix(0, h.ts).UTC(), Data: encodeSaved(h.ev),
+		})
+		saved = append(saved, h.pos())
+	}
+	for _, o := range e.corr.takeFreshObservations() {
+		if o.emitted {
+			continue
+		}
+		for i, p := range o.positions {
+			if o.saved[i] {
+				continue
+			}
+			o.saved[i] = true
+			ev := o.eventAt(i)
+			e.state.Saved = append(e.state.Saved, schema.SavedEvent{
+				EventRef: schema.EventRef{Stream: p.Stream, Offset: p.Offset, EventID: ev.EventID}, TS: ev.TS, Data: encodeSaved(pack(ev)),
+			})
+			saved = append(saved, p)
+		}
+	}
+	for _, st := range e.corr.order {
+		next := e.offsets.Next(st.pos.Stream)
+		if m, ok := e.marked[st.pos.Stream]; ok && next <= m {
+			continue // not read in this run, or not since the last mark
+		}
+		e.state.Streams = append(e.state.Streams, schema.StreamMark{
+			Stream: st.pos.Stream, Topic: st.pos.Topic, Partition: st.pos.Partition, Next: next, MaxTS: st.maxTS,
+		})
+	}
+	return saved
+}
+
+// stateWritten records that e.state is stored.
+func (e *Engine) stateWritten() {
+	for _, m := range e.state.Streams {
+		e.marked[m.Stream] = m.Next
+	}
+	e.state = schema.State{}
+}
+
+// resume loads every stream's state from the sink before the first
+// message: the waiting events go back into the correlator (and their ids
+// into dedupe), and each stream's mark says below which offset messages
+// are already handled. A store that cannot be read is retried while ctx
+// lasts: resuming without the state would pair the tail again.
+func (e *Engine) resume(ctx context.Context) error {
+	backoff := e.cfg.RetryMin
+	var states []schema.StreamState
+	for {
+		var err error
+		states, err = e.stateful.LoadState(ctx)
+		if err == nil {
+			break
+		}
+		e.d.Logger.Error().Err(err).Dur("retry_in", backoff).Msg("load ingest state failed; waiting before reading")
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, e.cfg.RetryMax)
+	}
+	waiting := 0
+	for _, s := range states {
+		pos := Position{Stream: s.Mark.Stream, Topic: s.Mark.Topic, Partition: s.Mark.Partition, Offset: s.Mark.Next}
+		e.marked[pos.Stream] = s.Mark.Next
+		e.skipBelow[pos.Stream] = s.Mark.Next
+		e.corr.resume(pos, s.Mark.MaxTS)
+		slices.SortFunc(s.Saved, func(a, b schema.SavedEvent) int { return int(a.Offset - b.Offset) })
+		for _, sv := range s.Saved {
+			ev, err := decodeSaved(sv.Data)
+			if err != nil {
+				// Never silently: the event is gone from the state, so say
+				// which one. It cannot be re-read (its offset is committed).
+				e.d.Logger.Error().Err(err).Str("stream", sv.Stream).Int64("offset", sv.Offset).Msg("saved event unreadable; dropped from the state")
+				e.state.Released = append(e.state.Released, sv.EventRef)
+				continue
+			}
+			e.dedupe.Seen(ev.EventID, ev.TS)
+			p := pos
+			p.Offset = sv.Offset
+			e.corr.add(ev, p, true)
+			waiting++
+		}
+	}
+	e.corr.takeFresh()
+	e.corr.takeFreshObservations()
+	e.d.Logger.Info().Int("streams", len(states)).Int("waiting", waiting).Msg("resumed from the ingest state")
+	return nil
+}
+
+// replayed says whether m is before its stream's mark: handled before a
+// restart (stored, or in the state), delivered again because the source's
+// commit lagged the store's. The first message of a stream with a mark
+// lets the source commit up to the mark.
+func (e *Engine) replayed(m Message) bool {
+	next, ok := e.skipBelow[m.Pos.Stream]
+	if !ok {
+		return false
+	}
+	p := m.Pos
+	p.Offset = next
+	e.offsets.Resume(p)
+	return m.Pos.Offset < next
+}

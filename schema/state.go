@@ -1,0 +1,62 @@
+package schema
+
+import "time"
+
+// State is what the ingest pipeline keeps in the store beside a batch, in
+// the batch's own transaction, so that the committed source offset can
+// move past requests still waiting for their response: a restart resumes
+// from the state instead of re-reading and re-pairing the tail. State is
+// scoped by source stream (a Kafka partition, a file), so it moves with a
+// partition from one ingester to another.
+type State struct {
+	// Streams are the streams the batch read from, with how far they are
+	// handled.
+	Streams []StreamMark
+	// Saved are events now waiting in the pipeline (a half without its
+	// other half, an exchange waiting for other observers' records).
+	Saved []SavedEvent
+	// Released are saved events that left the state: stored with this
+	// batch as part of an exchange.
+	Released []EventRef
+}
+
+// Empty says whether the state holds no change.
+func (s *State) Empty() bool {
+	return len(s.Streams) == 0 && len(s.Saved) == 0 && len(s.Released) == 0
+}
+
+// StreamMark says that every event of Stream before Next is either in an
+// exchange stored by this or an earlier batch, or saved in the state.
+type StreamMark struct {
+	Stream    string
+	Topic     string
+	Partition int
+	// Next is the next offset to handle (Kafka) or line (files).
+	Next int64
+	// MaxTS is the newest event time seen on the stream (its watermark
+	// before lateness).
+	MaxTS time.Time
+}
+
+// EventRef names a saved event by where it was read and its event id (a
+// message may hold several events: an OTel export, a batch of spans).
+type EventRef struct {
+	Stream  string
+	Offset  int64
+	EventID string
+}
+
+// SavedEvent is one waiting event: its position, event time and the
+// pipeline's own encoding of it (redacted, capped).
+type SavedEvent struct {
+	EventRef
+	TS   time.Time
+	Data []byte
+}
+
+// StreamState is what a store holds for one stream: where to resume and
+// the events waiting, in offset order.
+type StreamState struct {
+	Mark  StreamMark
+	Saved []SavedEvent
+}
