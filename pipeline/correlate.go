@@ -326,11 +326,7 @@ func (c *correlator) Release(final bool, emit func(*group)) {
 		}
 	}
 	for _, st := range c.order {
-		var oldest time.Time
-		if len(st.pending) > 0 {
-			oldest = time.Unix(0, st.pending[0].ts)
-		}
-		c.merging.release(&st.merging, final, c.watermark(st), oldest, emit)
+		c.merging.release(&st.merging, final, c.watermark(st), emit)
 	}
 }
 

@@ -104,16 +104,17 @@ func later(a, b time.Time) time.Time {
 }
 
 // release emits, in the order their merge windows close, the groups of h
-// whose window the watermark wm has passed and that no pending request
-// older than them can precede. That order keeps a retry after its earlier attempt:
-// a re-send starts after the attempt it repeats completed.
-func (m *mergeSet) release(h *groupHeap, final bool, wm, oldestPending time.Time, emit func(*group)) {
+// whose window the watermark wm has passed. A complete exchange never
+// waits behind an older request still waiting for its response (that
+// wait was up to the pair window, with every complete exchange behind it
+// held in memory): the order of release keeps a retry after its earlier
+// attempt, since a re-send starts after the attempt it repeats completed,
+// and source positions stay uncommitted while the request waits.
+func (m *mergeSet) release(h *groupHeap, final bool, wm time.Time, emit func(*group)) {
 	for len(*h) > 0 {
 		g := (*h)[0]
-		if !final {
-			if g.due.After(wm) || (!oldestPending.IsZero() && g.ts.After(oldestPending)) {
-				return
-			}
+		if !final && g.due.After(wm) {
+			return
 		}
 		heap.Pop(h)
 		m.n--
