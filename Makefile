@@ -53,6 +53,7 @@ bench:
 	fi; \
 	{ $(GO) test -run='^$$' -bench='^BenchmarkClassifyRatio$$' -count=1 ./classify && \
 	  $(GO) test -run='^$$' -bench='^(BenchmarkPipeline|BenchmarkNaiveLineDecode|BenchmarkPendingMemory)$$' -benchtime=5x -cpu=1 -benchmem -count=1 ./pipeline && \
+	  $(MAKE) -s bench-steady && \
 	  $(GO) test -run='^$$' -bench='^BenchmarkEndToEnd$$' -benchtime=5x -benchmem -count=1 ./store/duckstore && \
 	  $(GO) test -run='^$$' -bench='^BenchmarkKafkaToDuckDB$$' -benchtime=3x -count=1 ./e2e && \
 	  $(GO) test -run='^$$' -bench='^BenchmarkEncodeExchanges$$' -benchtime=20x -benchmem -count=1 ./store/chstore && \
@@ -109,3 +110,15 @@ bench-store:
 .PHONY: test-api-clickhouse
 test-api-clickhouse:
 	MCPLENS_TEST_ENGINE=clickhouse $(GO) test -count=1 -skip '^TestEnginesAgree$$' ./api/...
+
+## bench-steady: the steady-state figures of issue 13: each windowed
+## stage's cost at 1x/3x/10x its population, the output encoder against
+## encoding/json, and 31 minutes of production-shaped traffic (internal/loadgen,
+## 1,000 calls/s, 3x the longest window) through the whole engine on one core:
+## throughput and RSS per third, ratio to a plain JSON decode. About 10 minutes;
+## MCPLENS_BENCH_MINUTES shortens the run.
+.PHONY: bench-steady
+bench-steady:
+	$(GO) test -run='^$$' -bench='^BenchmarkExchangeJSON$$' -benchtime=100000x -benchmem -count=1 ./schema && \
+	$(GO) test -run='^$$' -bench='^BenchmarkWindowCost$$' -benchtime=200000x -cpu=1 -benchmem -count=1 -timeout=30m ./pipeline && \
+	$(GO) test -run='^$$' -bench='^BenchmarkSteadyState$$' -benchtime=1x -cpu=1 -count=1 -timeout=90m ./pipeline

@@ -77,6 +77,7 @@ func BenchmarkSteadyState(b *testing.B) {
 	b.ReportMetric(cpu[2], "events/cpu-s-3rd")
 	b.ReportMetric(cpu[2]/cpu[0], "3rd/1st")
 	b.ReportMetric(wall[0], "events/s-1st")
+	b.ReportMetric(wall[1], "events/s-2nd")
 	b.ReportMetric(wall[2], "events/s-3rd")
 	all := float64(lines) / probe.cpuTotal().Seconds()
 	b.ReportMetric(all, "events/cpu-s")

@@ -91,5 +91,7 @@ func run(in io.Reader, out io.Writer) error {
 		fmt.Fprintf(out, "| %s | %.0f | %s | %.0f | %s | %s |\n",
 			strings.TrimPrefix(r.name, "Benchmark"), r.nsOp, r.allocs, 1e9/r.nsOp, ratio, strings.Join(r.extra, ", "))
 	}
+	steadyTable(out, rows)
+	windowTable(out, rows)
 	return nil
 }

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// metrics returns a row's custom metrics by unit.
+func (r row) metrics() map[string]float64 {
+	m := map[string]float64{}
+	for _, e := range r.extra {
+		v, unit, ok := strings.Cut(e, " ")
+		if !ok {
+			continue
+		}
+		if f, err := strconv.ParseFloat(v, 64); err == nil {
+			m[unit] = f
+		}
+	}
+	return m
+}
+
+// steadyTable prints BenchmarkSteadyState as throughput and RSS per third
+// of the run, with the goals beside the ratios.
+func steadyTable(out io.Writer, rows []row) {
+	for _, r := range rows {
+		if r.name != "BenchmarkSteadyState" {
+			continue
+		}
+		m := r.metrics()
+		fmt.Fprintf(out, "\nSteady state: %.0f events, %.0f minutes of event time at 1,000 calls/s, file -> stdout, one core\n\n",
+			m["events"], m["event-minutes"])
+		fmt.Fprintln(out, "| third of the run | events per CPU second | events per wall second | RSS at its end (MB) |")
+		fmt.Fprintln(out, "|---|---|---|---|")
+		for _, th := range []string{"1st", "2nd", "3rd"} {
+			wall := "-"
+			if v, ok := m["events/s-"+th]; ok {
+				wall = fmt.Sprintf("%.0f", v)
+			}
+			fmt.Fprintf(out, "| %s | %.0f | %s | %.0f |\n", th, m["events/cpu-s-"+th], wall, m["rss-MB-"+th])
+		}
+		fmt.Fprintf(out, "\n| figure | measured | goal |\n|---|---|---|\n")
+		fmt.Fprintf(out, "| last third / first third | %.2f | >= 0.9 |\n", m["3rd/1st"])
+		fmt.Fprintf(out, "| whole run / plain encoding/json map decode of the same lines | %.2f (%.0f vs %.0f events per CPU second) | >= 1.5 |\n",
+			m["x-naive"], m["events/cpu-s"], m["naive-events/cpu-s"])
+		fmt.Fprintf(out, "| peak RSS | %.0f MB | flat once windows are full; < 300 MB for 1M events |\n", m["peak-rss-MB"])
+	}
+}
+
+// windowTable prints BenchmarkWindowCost as ns per operation of each stage
+// at 1x, 3x and 10x the window population.
+func windowTable(out io.Writer, rows []row) {
+	const prefix = "BenchmarkWindowCost/"
+	cost := map[string]map[string]float64{}
+	var stages []string
+	for _, r := range rows {
+		rest, ok := strings.CutPrefix(r.name, prefix)
+		if !ok {
+			continue
+		}
+		stage, pop, ok := strings.Cut(rest, "/")
+		if !ok {
+			continue
+		}
+		if cost[stage] == nil {
+			cost[stage] = map[string]float64{}
+			stages = append(stages, stage)
+		}
+		cost[stage][pop] = r.nsOp
+	}
+	if len(stages) == 0 {
+		return
+	}
+	fmt.Fprintln(out, "\nCost of one operation with the window full (1x, 3x, 10x = 1, 3, 10 minutes of 1,000 calls/s)")
+	fmt.Fprintln(out, "\n| stage | 1x ns/op | 3x ns/op | 10x ns/op | 10x / 1x |")
+	fmt.Fprintln(out, "|---|---|---|---|---|")
+	for _, st := range stages {
+		c := cost[st]
+		fmt.Fprintf(out, "| %s | %.0f | %.0f | %.0f | %.2f |\n", st, c["1x"], c["3x"], c["10x"], c["10x"]/c["1x"])
+	}
+}
