@@ -326,7 +326,7 @@ func (c *correlator) Release(final bool, emit func(*group)) {
 		}
 	}
 	for _, st := range c.order {
-		c.merging.release(&st.merging, final, c.watermark(st), emit)
+		c.merging.release(&st.merging, final, st.maxTS, emit)
 	}
 }
 
