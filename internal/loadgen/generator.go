@@ -129,7 +129,12 @@ type Generator struct {
 	truth     *Truth
 	buf       []byte
 	nextCall  int
+	at        int64 // observation time of the line last yielded
 }
+
+// At returns when the line last yielded was observed (written by its
+// logger): the time a paced replay should deliver it.
+func (g *Generator) At() time.Time { return time.Unix(0, g.at).UTC() }
 
 // New validates cfg (zero fields take their defaults) and returns a
 // generator. Ground truth per call is kept with cfg.KeepTruth.
@@ -286,6 +291,7 @@ func (g *Generator) pickPlan() plan {
 
 // emit renders an item and yields it (and maybe a poison line before it).
 func (g *Generator) emit(it item, yield func(key, line []byte) bool) bool {
+	g.at = it.at
 	switch it.part {
 	case partResend:
 		g.start(it.at, it.c)
