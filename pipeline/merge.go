@@ -156,8 +156,11 @@ func sourceRank(o *observation) int {
 // HTTP view (status, bodies, classification) from the best observer, the
 // client's own facts (attempt, retry origin, conclusion) from the client.
 func (g *group) record() (schema.Exchange, schema.Body) {
-	obs := slices.Clone(g.obs)
-	slices.SortStableFunc(obs, func(a, b *observation) int { return sourceRank(a) - sourceRank(b) })
+	obs := g.obs // one view, most of the time: nothing to order
+	if len(obs) > 1 {
+		obs = slices.Clone(obs)
+		slices.SortStableFunc(obs, func(a, b *observation) int { return sourceRank(a) - sourceRank(b) })
+	}
 	p := obs[0]
 	first := p.first()
 	var rec schema.Exchange
@@ -197,7 +200,9 @@ func (g *group) record() (schema.Exchange, schema.Body) {
 	body.Truncated = rec.BodyTruncated
 	rec.EndTS, rec.DurationMS = endTime(p)
 	// Fill what the best view lacks from the others, the client first.
-	slices.SortStableFunc(obs, func(a, b *observation) int { return clientFirst(a) - clientFirst(b) })
+	if len(obs) > 1 {
+		slices.SortStableFunc(obs, func(a, b *observation) int { return clientFirst(a) - clientFirst(b) })
+	}
 	for _, o := range obs {
 		for _, ev := range []*schema.Event{o.req, o.resp} {
 			if ev == nil {
