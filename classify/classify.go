@@ -71,6 +71,10 @@ func (c *classifier) run() {
 		c.set(TransportError, class, "transport-error")
 		return
 	}
+	if ex.Evidence == EvidenceEnvelope || ex.Evidence == EvidenceStatusOnly {
+		c.metadata()
+		return
+	}
 	// The raw body goes on: trimming would drop the blank line that
 	// dispatches the last SSE event.
 	body := ex.ResponseBody

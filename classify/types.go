@@ -47,6 +47,11 @@ type Exchange struct {
 	NoResponse      bool   // the correlator gave up waiting for a response
 	Evicted         bool   // with NoResponse: pending state was full, not the window
 	ResponseTime    time.Time
+	// Evidence is how much the record holds; empty means bodies. With
+	// envelope or status_only, Envelope (may be nil) is what is known and
+	// the classification goes no further than that (evidence.go).
+	Evidence Evidence
+	Envelope *Envelope
 }
 
 // Layer is where an exchange failed, or "application" for a success.
@@ -100,7 +105,7 @@ func (o Outcome) Layer() Layer {
 		return LayerApplication
 	case InputRequired, Cancelled:
 		return LayerInteraction
-	case Accepted, HTTPError, TransportError, NoResponse:
+	case Accepted, HTTPError, TransportError, NoResponse, Unverified:
 		return LayerTransport
 	case StreamIncomplete:
 		return LayerStream
@@ -194,6 +199,9 @@ type Result struct {
 	// Rule names the rule that decided the outcome: the evidence a
 	// postmortem quotes.
 	Rule string `json:"rule"`
+	// Evidence is how much the record held (empty: bodies); stored in
+	// schema.Exchange.Evidence.
+	Evidence Evidence `json:"-"`
 
 	JSONRPCID       string    `json:"jsonrpc_id"`
 	Method          string    `json:"method"`

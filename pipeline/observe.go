@@ -46,6 +46,7 @@ func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)
 // exchange builds the classifier's input from the observation.
 func (o *observation) exchange() classify.Exchange {
 	var ex classify.Exchange
+	ex.Evidence, ex.Envelope = evidenceOf(o.req, o.resp)
 	if o.req != nil {
 		ex.HTTPMethod = o.req.HTTPMethod
 		ex.RequestHeaders = o.req.RequestHeaders

@@ -10,6 +10,8 @@ import (
 	"github.com/mcplens/mcplens/internal/progress"
 	"github.com/mcplens/mcplens/internal/secret"
 	"github.com/mcplens/mcplens/pipeline"
+	"github.com/mcplens/mcplens/pipeline/agentgateway"
+	"github.com/mcplens/mcplens/pipeline/otlpsource"
 	"github.com/mcplens/mcplens/schema"
 	"github.com/mcplens/mcplens/store/chstore"
 )
@@ -17,6 +19,7 @@ import (
 // config is everything ingest is told by flags or environment.
 type config struct {
 	From      secret.URL
+	Format    string
 	To        secret.URL
 	Listen    string
 	LogLevel  string
@@ -56,6 +59,7 @@ func (c *config) listenAddr() string {
 // RegisterFlags registers every flag with its default and help text.
 func (c *config) RegisterFlags(fs *flag.FlagSet) {
 	fs.Var(&c.From, "from", "source: file:PATH (file:- for stdin, .gz ok) or kafka://HOST:PORT[,HOST:PORT]/TOPIC?group=G")
+	fs.StringVar(&c.Format, "format", "contract", "what the source holds: contract (contract-v1 events), agentgateway (agentgateway's JSON access log) or otlp (OTLP trace export requests, protobuf or JSON: the Collector's Kafka exporter, one per message, or its file exporter, one JSON request per line)")
 	c.To = "stdout"
 	fs.Var(&c.To, "to", "sink: stdout, file:PATH (idempotent NDJSON), duckdb:PATH or clickhouse://[USER@]HOST:PORT/DB (the password from --clickhouse-password or CLICKHOUSE_PASSWORD; one in the URL is never logged)")
 	fs.StringVar(&c.Listen, "listen", listenAuto, "address for /metrics, /healthz and /readyz, HOST:PORT (port 0: a free one, logged); auto: "+defaultListen+" for a kafka:// source, none for a file; empty: none")
@@ -81,6 +85,9 @@ func (c *config) Validate() error {
 	if c.To == "" {
 		errs = append(errs, errors.New("--to is required"))
 	}
+	if _, err := formatOf(c.Format); err != nil {
+		errs = append(errs, err)
+	}
 	if c.LogFormat != "json" && c.LogFormat != "console" {
 		errs = append(errs, fmt.Errorf("--log-format %q: want json or console", c.LogFormat))
 	}
@@ -102,4 +109,17 @@ func (c *config) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// formatOf is the pipeline.Format for --format (nil: contract-v1).
+func formatOf(name string) (pipeline.Format, error) {
+	switch name {
+	case "", "contract":
+		return nil, nil
+	case "agentgateway":
+		return agentgateway.Format{}, nil
+	case "otlp":
+		return otlpsource.Format{}, nil
+	}
+	return nil, fmt.Errorf("--format %q: want contract, agentgateway or otlp", name)
 }

@@ -52,7 +52,11 @@ func run(ctx context.Context, cfg config, logger zerolog.Logger) error {
 		return err
 	}
 	defer func() { _ = logging.Step(logger, "source", src.Close) }()
-	engine, err := pipeline.New(cfg.Pipeline, pipeline.Deps{Source: src, Sink: sink, Logger: logger, Registerer: reg})
+	format, err := formatOf(cfg.Format)
+	if err != nil {
+		return err
+	}
+	engine, err := pipeline.New(cfg.Pipeline, pipeline.Deps{Source: src, Sink: sink, Logger: logger, Registerer: reg, Format: format})
 	if err != nil {
 		return err
 	}
