@@ -241,6 +241,13 @@ Every flag can also be set by MCPLENS_<FLAG>.
 		"from": {Default: "stdout"}, "listen": {Default: "127.0.0.1:9464"}, "migrate": {Bool: true},
 		"redact-header": {}, "tap.max-body-bytes": {},
 	}
+	if u := b.Flags["tap.max-body-bytes"].Usage; strings.TrimSpace(u) != "cap; 0 means 1048576" {
+		t.Errorf("tap.max-body-bytes usage %q", u)
+	}
+	for name, f := range b.Flags { // the usage text is checked above; compare the rest
+		f.Usage = ""
+		b.Flags[name] = f
+	}
 	if fmt.Sprint(b.Flags) != fmt.Sprint(want) || !b.Env {
 		t.Errorf("parseHelp = %v (env %v), want %v", b.Flags, b.Env, want)
 	}
