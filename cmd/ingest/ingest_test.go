@@ -104,7 +104,12 @@ func TestKafkaKillAndRestart(t *testing.T) {
 	poison := []byte(`{"this is": "not a contract event"`)
 	keys = append(keys[:1500:1500], append([][]byte{[]byte("s-1")}, keys[1500:]...)...)
 	lines = append(lines[:1500:1500], append([][]byte{poison}, lines[1500:]...)...)
-	kafkatest.ProduceRecords(t, brokers, topic, kafkatest.Keyed(keys, lines, 3)...)
+	// The first half is on the topic before the first ingester starts, the
+	// second only after it was killed: the kill always lands mid-stream,
+	// however fast the ingester reads.
+	recs := kafkatest.Keyed(keys, lines, 3)
+	half := len(recs) / 2
+	kafkatest.ProduceRecords(t, brokers, topic, recs[:half]...)
 
 	out := filepath.Join(t.TempDir(), "out.ndjson")
 	args := []string{
@@ -120,8 +125,9 @@ func TestKafkaKillAndRestart(t *testing.T) {
 	_ = first.cmd.Wait()
 	killedAt := len(outputIDs(t, out))
 	if killedAt >= len(ids) {
-		t.Fatalf("the ingester finished (%d exchanges) before it could be killed", killedAt)
+		t.Fatalf("the ingester stored %d exchanges of %d before the second half was produced", killedAt, len(ids))
 	}
+	kafkatest.ProduceRecords(t, brokers, topic, recs[half:]...)
 
 	second := startIngest(t, args...)
 	waitFor(t, "every exchange", 90*time.Second, func() bool { return len(outputIDs(t, out)) >= len(ids) })
