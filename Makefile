@@ -106,11 +106,13 @@ bench-store:
 	  $(GO) test -run='^$$' -bench='^BenchmarkQuestions$$' -benchtime=30x -benchmem -count=1 -timeout=30m ./store/duckstore; } | $(GO) run ./internal/benchtable
 
 ## test-api-clickhouse: every API test again on the ClickHouse server of
-## CLICKHOUSE_DSN (.ci/run starts it); test-go already ran them on DuckDB
-## with the race detector (and TestEnginesAgree, which compares both).
+## CLICKHOUSE_DSN (.ci/run starts it), then schemathesis over a cmd/api on
+## that server; test-go already ran them on DuckDB with the race detector
+## (and TestEnginesAgree, which compares both).
 .PHONY: test-api-clickhouse
 test-api-clickhouse:
 	MCPLENS_TEST_ENGINE=clickhouse $(GO) test -count=1 -skip '^TestEnginesAgree$$' ./api/...
+	STORE=clickhouse MAX_EXAMPLES=8 GO=$(GO) PYTHON=$(PYTHON) bash tests/schemathesis/run.sh
 
 ## bench-steady: the steady-state figures of issue 13: each windowed
 ## stage's cost at 1x/3x/10x its population, the output encoder against

@@ -8,9 +8,13 @@
 # input rejected with 4xx, auth not ignored, other methods answered 405.
 # Then stops the API with SIGTERM and expects a clean exit.
 #
+# STORE=clickhouse loads the corpus into a fresh database on the server of
+# CLICKHOUSE_DSN instead (.ci/run starts it) and drops it afterwards.
+#
 # Needs schemathesis (pip install schemathesis; .ci/run installs it); it
-# installs nothing itself. Knobs: MAX_EXAMPLES (default 30 per operation),
-# SEED (default fixed, so a failure reproduces), GO, PYTHON.
+# installs nothing itself. Knobs: STORE (duckdb or clickhouse), MAX_EXAMPLES
+# (default 30 per operation), SEED (default fixed, so a failure
+# reproduces), GO, PYTHON.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 
@@ -28,9 +32,14 @@ else
 	exit 1
 fi
 
+STORE=${STORE:-duckdb}
 work=$(mktemp -d)
 api_pid=
+drop_db=
 cleanup() {
+	if [[ -n $drop_db ]]; then
+		curl -sf "${CLICKHOUSE_HTTP_URL%/}/" --data-binary "DROP DATABASE IF EXISTS $drop_db" >/dev/null || true
+	fi
 	if [[ -n $api_pid ]] && kill -0 "$api_pid" 2>/dev/null; then
 		kill -TERM "$api_pid" 2>/dev/null || true
 		wait "$api_pid" 2>/dev/null || true
@@ -42,12 +51,38 @@ trap cleanup EXIT
 echo "schemathesis: building cmd/api and the fixture loader"
 "$GO" build -o "$work/api" ./cmd/api
 "$GO" build -o "$work/loadfixture" ./tests/schemathesis/loadfixture
-"$work/loadfixture" -out "$work/fixture.duckdb"
+query_timeout=5s
+request_timeout=10
+case $STORE in
+duckdb)
+	"$work/loadfixture" -out "$work/fixture.duckdb"
+	store="duckdb:$work/fixture.duckdb"
+	;;
+clickhouse)
+	if [[ -z ${CLICKHOUSE_DSN:-} || -z ${CLICKHOUSE_HTTP_URL:-} ]]; then
+		echo "tests/schemathesis: STORE=clickhouse needs CLICKHOUSE_DSN and CLICKHOUSE_HTTP_URL (deploy/clickhouse/clickhouse.sh start)" >&2
+		exit 1
+	fi
+	db=mcplens_schemathesis_$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
+	drop_db=$db
+	"$work/loadfixture" -clickhouse "$CLICKHOUSE_DSN" -db "$db"
+	store="${CLICKHOUSE_DSN%/*}/$db"
+	# A bundle reads failed exchanges one query at a time: on a loaded
+	# machine a ClickHouse round trip can take 100 ms.
+	query_timeout=60s
+	request_timeout=70
+	;;
+*)
+	echo "tests/schemathesis: STORE=$STORE: want duckdb or clickhouse" >&2
+	exit 2
+	;;
+esac
+echo "schemathesis: store $STORE"
 
 token=$(od -An -N24 -tx1 /dev/urandom | tr -d ' \n')
 MCPLENS_TOKENS="$token scopes=read,bodies name=schemathesis" \
-	"$work/api" --store "duckdb:$work/fixture.duckdb" --listen 127.0.0.1:0 \
-	--rate-limit 0 --query-timeout 5s 2>"$work/api.log" &
+	"$work/api" --store "$store" --listen 127.0.0.1:0 \
+	--rate-limit 0 --query-timeout "$query_timeout" 2>"$work/api.log" &
 api_pid=$!
 
 addr=
@@ -69,7 +104,7 @@ status=0
 	--max-examples "$MAX_EXAMPLES" \
 	--seed "$SEED" \
 	--workers 2 \
-	--request-timeout 10 \
+	--request-timeout "$request_timeout" \
 	--generation-database none \
 	--no-color) || status=$?
 
