@@ -125,3 +125,13 @@ bench-steady:
 	$(GO) test -run='^$$' -bench='^BenchmarkExchangeJSON$$' -benchtime=100000x -benchmem -count=1 ./schema && \
 	$(GO) test -run='^$$' -bench='^BenchmarkWindowCost$$' -benchtime=200000x -cpu=1 -benchmem -count=1 -timeout=30m ./pipeline && \
 	$(GO) test -run='^$$' -bench='^BenchmarkSteadyState$$' -benchtime=1x -cpu=1 -count=1 -timeout=90m ./pipeline
+
+# The long chaos form of issue 12 (needs MCPLENS_KAFKA_BROKERS, as make
+# test does): CHAOS_SECONDS of traffic at CHAOS_RATE events/s into
+# DuckDB under SIGKILLs and a broker restart. make test runs the short
+# form (TestChaos with its defaults) inside test-go.
+CHAOS_SECONDS ?= 600
+CHAOS_RATE ?= 20000
+.PHONY: chaos
+chaos:
+	CHAOS_SECONDS=$(CHAOS_SECONDS) CHAOS_RATE=$(CHAOS_RATE) $(GO) test -count=1 -run '^TestChaos$$' -v -timeout 90m ./cmd/ingest
