@@ -48,8 +48,9 @@ type View struct {
 	// GatewayID is the recorded exchange's id, which the merged record
 	// keeps.
 	GatewayID string
-	// Client says whether the client logged the exchange too (its POSTs;
-	// GET streams and DELETEs are the gateway's alone).
+	// Client says whether the client logged the exchange too (the POSTs
+	// of its calls and notifications; GET streams, DELETEs and a body it
+	// could not have formed are the gateway's alone).
 	Client bool
 	// ClientOutcome and Attempt are what the client's record says (empty
 	// and 0 when it says nothing).
@@ -79,6 +80,9 @@ func TwoViews(evs []schema.Event, opts ViewOptions) ([][]byte, []View) {
 	}
 	var out []shipped
 	ship := func(ev schema.Event, clock time.Duration, delay time.Duration) {
+		if ev.Kind == "" {
+			return // the response half of an event shipped whole
+		}
 		ev.TS = ev.TS.Add(clock)
 		line, err := tap.MarshalLine(ev)
 		if err != nil {
@@ -93,8 +97,8 @@ func TwoViews(evs []schema.Event, opts ViewOptions) ([][]byte, []View) {
 		req, resp := split(ev)
 		ship(req, 0, 50*time.Millisecond)
 		ship(resp, 0, 50*time.Millisecond)
-		if ev.HTTPMethod != "POST" {
-			continue
+		if ev.HTTPMethod != "POST" || rpcMethod(ev.RequestBody) == "" {
+			continue // the client logs its calls and notifications, not a body it could not form
 		}
 		c := ev
 		c.Source, c.Observer, c.ExchangeID, c.EventID = schema.SourceClient, ClientObserver, "", "c-"+ev.EventID
@@ -176,8 +180,8 @@ func clientAttempts(evs []schema.Event) []attempt {
 	last := map[string]int{} // step -> index of its last tools/call
 	n, prevStep := 0, ""
 	for i, ev := range evs {
-		if !isToolCall(ev.RequestBody) {
-			continue
+		if !isToolCall(ev.RequestBody) || strings.Contains(ev.RequestBody, `"inputResponses"`) || strings.Contains(ev.RequestBody, `"requestState"`) {
+			continue // an MRTR follow-up continues its call: no new attempt
 		}
 		step := attr(ev, "step")
 		switch {
@@ -197,6 +201,13 @@ func clientAttempts(evs []schema.Event) []attempt {
 		switch attr(evs[i], "client_got") {
 		case "result", "tool_error":
 			out[i].outcome = "success"
+		case "":
+			// The recording does not say what the client concluded (the Go
+			// SDK corpus): its client logs no conclusion.
+			for j := range out {
+				out[j].outcome = ""
+			}
+			return out
 		}
 	}
 	return out
@@ -217,11 +228,14 @@ func clientOf(evs []schema.Event, i int) (string, string) {
 	return ev.ClientName, ev.ClientVersion
 }
 
-func isToolCall(body string) bool {
+func isToolCall(body string) bool { return rpcMethod(body) == "tools/call" }
+
+func rpcMethod(body string) string {
 	var m struct {
 		Method string `json:"method"`
 	}
-	return json.Unmarshal([]byte(body), &m) == nil && m.Method == "tools/call"
+	_ = json.Unmarshal([]byte(body), &m)
+	return m.Method
 }
 
 func attr(ev schema.Event, k string) string {

@@ -33,6 +33,7 @@ type lastAttempt struct {
 	done          bool // it worked (or asked for input): a repeat starts a new chain
 	inputRequired bool
 	unknownBefore bool // some attempt of the chain had an unknown outcome
+	session       string
 }
 
 // keyTime is one entry of the expiry ring: the key a Link wrote and the
@@ -60,6 +61,9 @@ type chains struct {
 	last        map[string]lastAttempt
 	ring        ring[keyTime]
 	annotations *annotations
+	// sessionStart, when set, says when a session was first seen (from
+	// clients), for retries across sessions.
+	sessionStart func(server, session string) (time.Time, bool)
 }
 
 // newChains returns empty chain state.
@@ -100,6 +104,11 @@ func (c *chains) Link(rec *schema.Exchange) {
 	if l, ok := c.last[key]; ok {
 		prev = &l
 	}
+	if prev == nil || prev.done {
+		if l, ok := c.acrossSessions(rec); ok {
+			prev = &l
+		}
+	}
 	unknown := !rec.OutcomeKnown && rec.Method == "tools/call"
 	switch {
 	case rec.Continuation && prev != nil && prev.inputRequired:
@@ -128,13 +137,17 @@ func (c *chains) Link(rec *schema.Exchange) {
 		c.dropOldest()
 	}
 	ts := rec.TS.UnixNano()
-	c.last[key] = lastAttempt{
+	l := lastAttempt{
 		id: rec.ExchangeID, chainID: rec.ChainID, ts: ts, attempt: rec.Attempt,
 		done:          succeeded[rec.Outcome] || rec.Outcome == classify.InputRequired,
 		inputRequired: rec.Outcome == classify.InputRequired,
 		unknownBefore: unknown,
+		session:       rec.SessionID,
 	}
+	c.last[key] = l
 	c.ring.push(keyTime{key, ts})
+	c.rememberAcross(rec, l)
+	c.rememberCall(rec)
 }
 
 func (c *chains) standalone(rec *schema.Exchange) {

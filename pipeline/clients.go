@@ -50,7 +50,7 @@ type clients struct {
 
 type clientEntry struct {
 	key, name, version string
-	seen               time.Time
+	seen, first        time.Time
 	fromWire           bool // said by the client itself, not a logged guess
 }
 
@@ -103,6 +103,15 @@ func (c *clients) Seed(rec *schema.Exchange) {
 	c.remember(key, rec.ClientName, rec.ClientVersion, rec.TS, false)
 }
 
+// started returns when a session remembered here was first seen.
+func (c *clients) started(server, session string) (time.Time, bool) {
+	el, ok := c.byKey[server+"\x00"+session]
+	if !ok {
+		return time.Time{}, false
+	}
+	return el.Value.(*clientEntry).first, true
+}
+
 // Len returns the number of sessions remembered.
 func (c *clients) Len() int { return len(c.byKey) }
 
@@ -121,7 +130,7 @@ func (c *clients) remember(key, name, version string, ts time.Time, fromWire boo
 	if len(c.byKey) >= c.cfg.MaxSessions {
 		c.drop(c.lru.Back())
 	}
-	c.byKey[key] = c.lru.PushFront(&clientEntry{key: key, name: name, version: version, seen: ts, fromWire: fromWire})
+	c.byKey[key] = c.lru.PushFront(&clientEntry{key: key, name: name, version: version, seen: ts, first: ts, fromWire: fromWire})
 }
 
 func (c *clients) touch(el *list.Element, ts time.Time) {

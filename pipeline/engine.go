@@ -95,6 +95,7 @@ func New(cfg Config, d Deps) (*Engine, error) {
 		skipBelow: map[string]int64{},
 	}
 	e.stateful, _ = d.Sink.(StateSink)
+	e.chains.sessionStart = e.clients.started
 	return e, nil
 }
 
@@ -293,6 +294,7 @@ func (e *Engine) emit(g *group) {
 	cleanText(&rec)
 	anns := e.ann.Learn(&rec, &body)
 	e.chains.Link(&rec)
+	e.chains.LinkCancel(&rec, &body, &e.clients.p)
 	e.batch.Exchanges = append(e.batch.Exchanges, rec)
 	e.batch.Bodies = append(e.batch.Bodies, body)
 	e.batch.Annotations = append(e.batch.Annotations, anns...)

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"container/heap"
+	"container/list"
 	"slices"
 	"time"
 
@@ -10,8 +11,8 @@ import (
 
 // group is one HTTP exchange as one or more observers saw it.
 type group struct {
-	key string
-	ts  time.Time // the earliest request time of its views
+	keys []string  // its exchange-id and call keys in the merge set
+	ts   time.Time // the earliest request time of its views
 	// due is when, in event time, the group stops waiting for more views:
 	// the merge window after the latest time a view completed. A view is
 	// logged when its exchange completes, so a window counted from the
@@ -21,54 +22,143 @@ type group struct {
 	obs   []*observation
 	index int
 	heap  *groupHeap // the merging heap of the stream that holds the group
+	// after is the group of the request a cancel names: the cancel is
+	// released after it, so that it can join the request's chain.
+	after *group
 }
 
 func (g *group) hasObserver(o *observation) bool {
 	for _, x := range g.obs {
-		if x.source() == o.source() && x.first().Observer == o.first().Observer {
+		if sameObserver(x, o) {
 			return true
 		}
 	}
 	return false
 }
 
+func sameObserver(a, b *observation) bool {
+	return a.source() == b.source() && a.first().Observer == b.first().Observer
+}
+
 // mergeSet holds complete observations for MergeWindow so that views of
 // the same exchange from other observers can join them. The groups wait
 // in the heap of their stream (the correlator's, one per source stream);
 // the keys are shared, so views read from different streams still merge.
+//
+// Two views are one exchange when they carry the same exchange_id, or
+// else when their call keys match (callKey: the session, or without one
+// the client's identity, and the JSON-RPC id, method and params) and their
+// request times are within the window once the clock offset learned for
+// their pair of observers is taken off. Of several candidates the nearest
+// in time wins, and views whose HTTP statuses differ never merge: ids
+// restart per session (rmcp starts at 0) and stateless clients reuse them,
+// so two calls can share a call key seconds apart.
 type mergeSet struct {
-	window time.Duration
-	byKey  map[string]*group
-	seq    uint64
-	n      int
+	window  time.Duration
+	byID    map[string]*group   // "e" + exchange id
+	byCall  map[string][]*group // call key, oldest first
+	byReq   map[string]*group   // "r" + server, session or client, JSON-RPC id
+	cancels map[string]*group   // the same key: a waiting cancel of that request
+	offsets map[string]clock
+	seq     uint64
+	n       int
+	clients clients // reads a session-less request's clientInfo
 }
 
 func newMergeSet(window time.Duration) mergeSet {
-	return mergeSet{window: window, byKey: map[string]*group{}}
+	return mergeSet{window: window, byID: map[string]*group{}, byCall: map[string][]*group{}, byReq: map[string]*group{}, cancels: map[string]*group{},
+		offsets: map[string]clock{}, clients: clients{byKey: map[string]*list.Element{}}}
 }
 
-// mergeKey names the exchange across observers: the exchange id the
-// loggers share, else session, JSON-RPC id and method. Without either the
-// observation stands alone.
-func mergeKey(o *observation) string {
-	ev := o.first()
-	if ev.ExchangeID != "" {
-		return "e\x00" + ev.ExchangeID
-	}
+// callKey names the call an observation carries, for views that share no
+// exchange id: server, session (else the client's own name from the
+// request, for 2026-07-28 clients without sessions), JSON-RPC id, method
+// and params hash. Notifications and unparsable requests have none.
+func (m *mergeSet) callKey(o *observation) string {
 	r := &o.result
-	if ev.SessionID == "" || r.JSONRPCID == "" || r.Method == "" {
+	if r.Method == "" || (r.JSONRPCID == "" && !r.Notification) {
 		return ""
 	}
-	return "k\x00" + serverName(ev) + "\x00" + ev.SessionID + "\x00" + r.JSONRPCID + "\x00" + r.Method
+	who := m.who(o)
+	if who == "" {
+		return ""
+	}
+	// A notification has no id; its method and params (a cancel names its
+	// request) tell it apart within a session.
+	return "k\x00" + serverName(o.first()) + "\x00" + who + "\x00" + r.JSONRPCID + "\x00" + r.Method + "\x00" + r.ParamsHash
+}
+
+// who names the sender of o's request: its session, else the client's own
+// name from the request (2026-07-28 clients have no session), else the
+// logged client name.
+func (m *mergeSet) who(o *observation) string {
+	ev := o.first()
+	who := ev.SessionID
+	if who == "" {
+		if o.req == nil {
+			return ""
+		}
+		name, version, ok := m.clients.wireInfo(o.req.RequestBody)
+		if !ok {
+			name, version = ev.ClientName, ev.ClientVersion
+		}
+		if name == "" {
+			return ""
+		}
+		who = "c\x00" + name + "\x00" + version
+	}
+	return who
+}
+
+// requestKey names the request o carries, or the one o cancels
+// (notifications/cancelled params.requestId), by sender and JSON-RPC id.
+func (m *mergeSet) requestKey(o *observation) (key string, cancels bool) {
+	r := &o.result
+	id := r.JSONRPCID
+	if r.Method == "notifications/cancelled" && o.req != nil {
+		v, err := m.clients.p.Parse(o.req.RequestBody)
+		if err != nil || v.Get("params", "requestId") == nil {
+			return "", false
+		}
+		id, cancels = string(v.Get("params", "requestId").MarshalTo(nil)), true
+	}
+	if id == "" || (r.Notification && !cancels) {
+		return "", false
+	}
+	who := m.who(o)
+	if who == "" {
+		return "", false
+	}
+	return "r\x00" + serverName(o.first()) + "\x00" + who + "\x00" + id, cancels
 }
 
 // add merges o into the group of its exchange, else starts a group in h.
 func (m *mergeSet) add(o *observation, h *groupHeap) {
-	key := mergeKey(o)
-	if g, ok := m.byKey[key]; ok && key != "" && !g.hasObserver(o) && absDur(g.ts.Sub(o.ts)) <= m.window {
+	var idKey string
+	if id := o.first().ExchangeID; id != "" {
+		idKey = "e\x00" + id
+	}
+	call := m.callKey(o)
+	g := m.byID[idKey]
+	if g == nil || idKey == "" || g.hasObserver(o) || absDur(g.ts.Sub(o.ts)) > m.window {
+		g = m.nearest(call, o)
+	}
+	if g != nil {
+		defer m.indexRequest(o, g)
+		m.learn(g, o)
+		best := bestRank(g.obs)
 		g.obs = append(g.obs, o)
 		g.ts = earlier(g.ts, o.ts)
-		if due := o.due(m.window); due.After(g.due) {
+		if idKey != "" && m.byID[idKey] == nil {
+			m.byID[idKey] = g
+			g.keys = append(g.keys, idKey)
+		}
+		// The group waits by the clock of its most trusted view (the
+		// gateway's): a client's clock, even corrected, is too coarse to
+		// keep a re-send sent a millisecond after its first attempt after
+		// it.
+		switch due, r := m.due(o), sourceRank(o); {
+		case r < best, r == best && due.After(g.due):
 			g.due = due
 			heap.Fix(g.heap, g.index)
 		}
@@ -76,12 +166,158 @@ func (m *mergeSet) add(o *observation, h *groupHeap) {
 	}
 	m.seq++
 	m.n++
-	g := &group{key: key, ts: o.ts, due: o.due(m.window), seq: m.seq, obs: []*observation{o}, heap: h}
+	g = &group{ts: o.ts, due: m.due(o), seq: m.seq, obs: []*observation{o}, heap: h}
 	heap.Push(h, g)
-	if key != "" {
-		m.byKey[key] = g
+	if idKey != "" {
+		m.byID[idKey] = g
+		g.keys = append(g.keys, idKey)
+	}
+	if call != "" {
+		m.byCall[call] = append(m.byCall[call], g)
+		g.keys = append(g.keys, call)
+	}
+	m.indexRequest(o, g)
+}
+
+// indexRequest remembers g as the group of o's request, or, when o is a
+// cancel, points g at the group of the request it cancels.
+func (m *mergeSet) indexRequest(o *observation, g *group) {
+	key, cancels := m.requestKey(o)
+	switch {
+	case key == "":
+	case cancels:
+		if t := m.byReq[key]; t != nil && t != g {
+			g.after = t
+			return
+		}
+		// The request completes after its cancel: it may come later.
+		m.cancels[key] = g
+		g.keys = append(g.keys, "c"+key)
+	case m.byReq[key] != g:
+		m.byReq[key] = g
+		g.keys = append(g.keys, key)
+		if c := m.cancels[key]; c != nil && c != g && c.index >= 0 {
+			c.after = g
+		}
 	}
 }
+
+// nearest returns the waiting group of the call that o most likely is
+// another view of, or nil.
+func (m *mergeSet) nearest(call string, o *observation) *group {
+	if call == "" {
+		return nil
+	}
+	var best *group
+	bestGap := m.window + 1
+	limit := m.tolerance(o)
+	for _, g := range m.byCall[call] {
+		if g.hasObserver(o) || !compatible(g, o) {
+			continue
+		}
+		gap := m.window + 1
+		for _, x := range g.obs {
+			gap = min(gap, absDur(m.onRefClock(o, o.ts).Sub(m.onRefClock(x, x.ts))))
+		}
+		if gap <= limit && gap < bestGap {
+			best, bestGap = g, gap
+		}
+	}
+	return best
+}
+
+// compatible reports whether o can be another view of g's exchange: no
+// two views got different HTTP statuses.
+func compatible(g *group, o *observation) bool {
+	if o.resp == nil || o.resp.HTTPStatus == 0 {
+		return true
+	}
+	for _, x := range g.obs {
+		if x.resp != nil && x.resp.HTTPStatus != 0 && x.resp.HTTPStatus != o.resp.HTTPStatus {
+			return false
+		}
+	}
+	return true
+}
+
+// offsetWeight is how much one merge moves an observer's learned clock
+// offset and residual (exponentially weighted means).
+const offsetWeight = 0.25
+
+// clock is what the merges taught about one observer's clock against the
+// reference (the gateway): its offset, how far views still land from
+// each other once it is taken off, and from how many merges.
+type clock struct {
+	off, resid time.Duration
+	n          int
+}
+
+// minResidualTolerance is the least a learned clock's tolerance shrinks
+// to.
+const minResidualTolerance = 50 * time.Millisecond
+
+// tolerance is how far o's request time may land from another view's on
+// the reference clock: the merge window until o's clock is learned (three
+// merges), then four times the residual it showed (at least 50ms). A
+// stateless client re-sending the same call with the same id a few
+// hundred milliseconds later must not pair with the first attempt's view.
+func (m *mergeSet) tolerance(o *observation) time.Duration {
+	c, ok := m.offsets[observerKey(o)]
+	if !ok || c.n < 3 {
+		return m.window
+	}
+	return min(m.window, max(minResidualTolerance, 4*c.resid))
+}
+
+// learn updates the clock of the less trusted observer of each pair o
+// makes with a view of g (a client against the gateway), from their
+// request times.
+func (m *mergeSet) learn(g *group, o *observation) {
+	for _, x := range g.obs {
+		ref, other := x, o
+		if sourceRank(o) < sourceRank(x) {
+			ref, other = o, x
+		}
+		if sourceRank(ref)%10 == sourceRank(other)%10 {
+			continue // the same kind of observer: neither is the reference
+		}
+		k := observerKey(other)
+		d := other.ts.Sub(m.onRefClock(ref, ref.ts))
+		c, ok := m.offsets[k]
+		if !ok {
+			m.offsets[k] = clock{off: d, n: 1}
+			continue
+		}
+		c.resid += time.Duration(offsetWeight * float64(absDur(d-c.off)-c.resid))
+		c.off += time.Duration(offsetWeight * float64(d-c.off))
+		c.n++
+		m.offsets[k] = c
+	}
+}
+
+// onRefClock converts a time o's observer logged to the reference clock
+// (the gateway's, which the merged record keeps), by the offset learned
+// for that observer; unknown observers are taken as on time.
+func (m *mergeSet) onRefClock(o *observation, t time.Time) time.Time {
+	return t.Add(-m.offsets[observerKey(o)].off)
+}
+
+// due is when a group's wait for o's exchange ends, on the reference
+// clock: a client clock running ahead must not hold the exchange back
+// behind later ones (a retry would come out before its first attempt).
+func (m *mergeSet) due(o *observation) time.Time {
+	return m.onRefClock(o, o.due(m.window))
+}
+
+func bestRank(obs []*observation) int {
+	best := sourceRank(obs[0])
+	for _, x := range obs[1:] {
+		best = min(best, sourceRank(x))
+	}
+	return best
+}
+
+func observerKey(o *observation) string { return o.source() + "\x00" + o.first().Observer }
 
 // due is when a group holding only o stops waiting for other views.
 func (o *observation) due(window time.Duration) time.Time {
@@ -113,15 +349,48 @@ func later(a, b time.Time) time.Time {
 func (m *mergeSet) release(h *groupHeap, final bool, wm time.Time, emit func(*group)) {
 	for len(*h) > 0 {
 		g := (*h)[0]
+		if t := g.after; t != nil && t.index >= 0 && t.heap == h {
+			// A cancel waits for the request it cancels.
+			g.due = later(g.due, t.due.Add(time.Nanosecond))
+			heap.Fix(h, 0)
+			continue
+		}
 		if !final && g.due.After(wm) {
 			return
 		}
 		heap.Pop(h)
 		m.n--
-		if m.byKey[g.key] == g {
-			delete(m.byKey, g.key)
-		}
+		m.forget(g)
 		emit(g)
+	}
+}
+
+// forget removes a released group's keys.
+func (m *mergeSet) forget(g *group) {
+	for _, k := range g.keys {
+		switch k[0] {
+		case 'e':
+			if m.byID[k] == g {
+				delete(m.byID, k)
+			}
+			continue
+		case 'r':
+			if m.byReq[k] == g {
+				delete(m.byReq, k)
+			}
+			continue
+		case 'c':
+			if m.cancels[k[1:]] == g {
+				delete(m.cancels, k[1:])
+			}
+			continue
+		}
+		gs := slices.DeleteFunc(m.byCall[k], func(x *group) bool { return x == g })
+		if len(gs) == 0 {
+			delete(m.byCall, k)
+		} else {
+			m.byCall[k] = gs
+		}
 	}
 }
 

@@ -1,0 +1,115 @@
+package pipeline
+
+import (
+	"github.com/valyala/fastjson"
+
+	"github.com/mcplens/mcplens/classify"
+	"github.com/mcplens/mcplens/schema"
+)
+
+// Retries that cross sessions, and cancels that join the call they cancel.
+//
+// A client that lost its session (a 404 "session not found", a cut stream,
+// a transport error, a server restart) initializes a new one and re-sends
+// the same call there: the classic double execution. Within a session a
+// re-send is found by the session's retry key; across sessions by the
+// client's identity (its initialize clientInfo, which every exchange of a
+// session carries once clients.Identify ran), server, method, tool and
+// params hash (without _meta), but only after an attempt whose outcome was
+// unknown or whose session was lost, and only from a different session.
+// Both maps live in chains.last under their own prefixes, so the chain
+// window and MaxKeys bound them with the rest.
+
+// acrossKey names a call by its client instead of its session.
+func acrossKey(rec *schema.Exchange) string {
+	return "x\x00" + rec.Server + "\x00" + rec.ClientName + "\x00" + rec.ClientVersion + "\x00" + rec.Method + "\x00" + rec.ToolName + "\x00" + rec.ParamsHash
+}
+
+// acrossSessions returns the attempt that rec re-sends from another
+// session, if there is one.
+func (c *chains) acrossSessions(rec *schema.Exchange) (lastAttempt, bool) {
+	if rec.SessionID == "" || rec.ClientName == "" || rec.Continuation {
+		return lastAttempt{}, false
+	}
+	l, ok := c.last[acrossKey(rec)]
+	if !ok || l.done || l.session == rec.SessionID {
+		return lastAttempt{}, false
+	}
+	// The new session must have begun after the attempt that lost the
+	// old one; a session of another instance of the same client that was
+	// already running is not a reconnect.
+	if c.sessionStart != nil {
+		if start, known := c.sessionStart(rec.Server, rec.SessionID); known && start.UnixNano() < l.ts {
+			return lastAttempt{}, false
+		}
+	}
+	return l, true
+}
+
+// sessionLost reports whether rec's attempt leaves the client not knowing
+// whether the call ran, or without its session.
+func sessionLost(rec *schema.Exchange) bool {
+	return !rec.OutcomeKnown || rec.ErrorClass == classify.SessionNotFound
+}
+
+// rememberAcross keeps rec's attempt for a re-send from another session
+// while the call is unresolved, and forgets it once an attempt resolved it.
+func (c *chains) rememberAcross(rec *schema.Exchange, l lastAttempt) {
+	if rec.SessionID == "" || rec.ClientName == "" {
+		return
+	}
+	key := acrossKey(rec)
+	if l.done || !sessionLost(rec) {
+		delete(c.last, key)
+		return
+	}
+	if _, ok := c.last[key]; !ok && len(c.last) >= c.cfg.MaxKeys {
+		c.dropOldest()
+	}
+	c.last[key] = l
+	c.ring.push(keyTime{key, l.ts})
+}
+
+// callKey names one request of one client: server, session (else client)
+// and JSON-RPC id, for the cancel that names it.
+func callKey(server, session, client, id string) string {
+	who := session
+	if who == "" {
+		who = "c\x00" + client
+	}
+	return "q\x00" + server + "\x00" + who + "\x00" + id
+}
+
+// rememberCall keeps the chain of a request, for a cancel naming its id.
+func (c *chains) rememberCall(rec *schema.Exchange) {
+	if rec.JSONRPCID == "" || rec.Notification {
+		return
+	}
+	key := callKey(rec.Server, rec.SessionID, rec.ClientName, rec.JSONRPCID)
+	if _, ok := c.last[key]; !ok && len(c.last) >= c.cfg.MaxKeys {
+		c.dropOldest()
+	}
+	ts := rec.TS.UnixNano()
+	c.last[key] = lastAttempt{id: rec.ExchangeID, chainID: rec.ChainID, ts: ts, session: rec.SessionID}
+	c.ring.push(keyTime{key, ts})
+}
+
+// LinkCancel puts a notifications/cancelled into the chain of the request
+// it names (params.requestId), when that request was seen within the
+// window. It runs after Link.
+func (c *chains) LinkCancel(rec *schema.Exchange, body *schema.Body, p *fastjson.Parser) {
+	if rec.Method != "notifications/cancelled" || body == nil {
+		return
+	}
+	v, err := p.Parse(body.RequestBody)
+	if err != nil {
+		return
+	}
+	id := v.Get("params", "requestId")
+	if id == nil {
+		return
+	}
+	if l, ok := c.last[callKey(rec.Server, rec.SessionID, rec.ClientName, string(id.MarshalTo(nil)))]; ok {
+		rec.ChainID = l.chainID
+	}
+}
