@@ -24,21 +24,8 @@ import (
 // server, drives it with the SDK client through the proxy, and checks the
 // recorded events: one per HTTP exchange, secrets redacted.
 func TestProxyRecordsRealTraffic(t *testing.T) {
-	upstream := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return mcptest.NewMCPServer() }, nil))
-	defer upstream.Close()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	out := filepath.Join(t.TempDir(), "events.ndjson")
-	cfg := config{Listen: addr, Upstream: upstream.URL, To: "file:" + out}
-	cfg.Tap.Server = "gosdk"
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
-	go func() { done <- run(ctx, cfg, zerolog.Nop()) }()
-	waitListening(t, addr)
+	ctx := context.Background()
+	addr, out, stop := startTap(t)
 
 	client := mcp.NewClient(&mcp.Implementation{Name: "tap-test", Version: "0.1"}, nil)
 	httpClient := &http.Client{Transport: bearer{"Bearer sk-live-0123456789abcdefghij"}}
@@ -54,10 +41,7 @@ func TestProxyRecordsRealTraffic(t *testing.T) {
 		t.Fatal("unknown tool succeeded")
 	}
 	cs.Close()
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	stop()
 
 	f, err := os.Open(out)
 	if err != nil {
@@ -88,6 +72,33 @@ func TestProxyRecordsRealTraffic(t *testing.T) {
 	}
 	if calls != 2 || len(evs) < 4 {
 		t.Errorf("%d events, %d tool calls recorded", len(evs), calls)
+	}
+}
+
+// startTap runs the tap in front of a stateful Go SDK server, recording
+// to a file; stop ends it and waits until every event is written.
+func startTap(t *testing.T) (addr, out string, stop func()) {
+	t.Helper()
+	upstream := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return mcptest.NewMCPServer() }, nil))
+	t.Cleanup(upstream.Close)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr = ln.Addr().String()
+	ln.Close()
+	out = filepath.Join(t.TempDir(), "events.ndjson")
+	cfg := config{Listen: addr, Upstream: upstream.URL, To: "file:" + out}
+	cfg.Tap.Server = "gosdk"
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- run(ctx, cfg, zerolog.Nop()) }()
+	waitListening(t, addr)
+	return addr, out, func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
