@@ -25,6 +25,12 @@ type group struct {
 	// after is the group of the request a cancel names: the cancel is
 	// released after it, so that it can join the request's chain.
 	after *group
+	// session names the group's session ("s" key); init marks the
+	// session's initialize, which the session's other exchanges are
+	// released after (its stream closes after the client sent the next
+	// messages, and clients.Identify must see it first).
+	session string
+	init    bool
 }
 
 func (g *group) hasObserver(o *observation) bool {
@@ -59,6 +65,7 @@ type mergeSet struct {
 	byCall  map[string][]*group // call key, oldest first
 	byReq   map[string]*group   // "r" + server, session or client, JSON-RPC id
 	cancels map[string]*group   // the same key: a waiting cancel of that request
+	inits   map[string]*group   // "s" + server, session: its waiting initialize
 	offsets map[string]clock
 	seq     uint64
 	n       int
@@ -66,7 +73,7 @@ type mergeSet struct {
 }
 
 func newMergeSet(window time.Duration) mergeSet {
-	return mergeSet{window: window, byID: map[string]*group{}, byCall: map[string][]*group{}, byReq: map[string]*group{}, cancels: map[string]*group{},
+	return mergeSet{window: window, byID: map[string]*group{}, byCall: map[string][]*group{}, byReq: map[string]*group{}, cancels: map[string]*group{}, inits: map[string]*group{},
 		offsets: map[string]clock{}, clients: clients{byKey: map[string]*list.Element{}}}
 }
 
@@ -145,6 +152,7 @@ func (m *mergeSet) add(o *observation, h *groupHeap) {
 	}
 	if g != nil {
 		defer m.indexRequest(o, g)
+		defer m.indexInit(o, g)
 		m.learn(g, o)
 		best := bestRank(g.obs)
 		g.obs = append(g.obs, o)
@@ -177,6 +185,36 @@ func (m *mergeSet) add(o *observation, h *groupHeap) {
 		g.keys = append(g.keys, call)
 	}
 	m.indexRequest(o, g)
+	if ev := o.first(); ev.SessionID != "" {
+		g.session = "s\x00" + serverName(ev) + "\x00" + ev.SessionID
+	}
+	m.indexInit(o, g)
+}
+
+// indexInit remembers the group of a session's initialize while it waits.
+func (m *mergeSet) indexInit(o *observation, g *group) {
+	if o.result.Method != "initialize" || g.session == "" || g.init {
+		return
+	}
+	g.init = true
+	if m.inits[g.session] == nil {
+		m.inits[g.session] = g
+		g.keys = append(g.keys, g.session)
+	}
+}
+
+// waitsFor returns the waiting group that g must be released after: the
+// request a cancel names, or the initialize of g's session.
+func (m *mergeSet) waitsFor(g *group, h *groupHeap) *group {
+	if t := g.after; t != nil && t.index >= 0 && t.heap == h {
+		return t
+	}
+	if g.session != "" && !g.init {
+		if t := m.inits[g.session]; t != nil && t != g && t.index >= 0 && t.heap == h {
+			return t
+		}
+	}
+	return nil
 }
 
 // indexRequest remembers g as the group of o's request, or, when o is a
@@ -349,8 +387,7 @@ func later(a, b time.Time) time.Time {
 func (m *mergeSet) release(h *groupHeap, final bool, wm time.Time, emit func(*group)) {
 	for len(*h) > 0 {
 		g := (*h)[0]
-		if t := g.after; t != nil && t.index >= 0 && t.heap == h {
-			// A cancel waits for the request it cancels.
+		if t := m.waitsFor(g, h); t != nil {
 			g.due = later(g.due, t.due.Add(time.Nanosecond))
 			heap.Fix(h, 0)
 			continue
@@ -382,6 +419,11 @@ func (m *mergeSet) forget(g *group) {
 		case 'c':
 			if m.cancels[k[1:]] == g {
 				delete(m.cancels, k[1:])
+			}
+			continue
+		case 's':
+			if m.inits[k] == g {
+				delete(m.inits, k)
 			}
 			continue
 		}
