@@ -343,8 +343,15 @@ func (m *mergeSet) onRefClock(o *observation, t time.Time) time.Time {
 // due is when a group's wait for o's exchange ends, on the reference
 // clock: a client clock running ahead must not hold the exchange back
 // behind later ones (a retry would come out before its first attempt).
+// A cancel waits one window more: the request it names completes after
+// it (its answer, or its stream closing, follows the cancel), and the
+// cancel must find that request's group to be released after it.
 func (m *mergeSet) due(o *observation) time.Time {
-	return m.onRefClock(o, o.due(m.window))
+	due := m.onRefClock(o, o.due(m.window))
+	if o.result.Method == "notifications/cancelled" {
+		due = due.Add(m.window)
+	}
+	return due
 }
 
 func bestRank(obs []*observation) int {
