@@ -44,9 +44,12 @@ fuzz:
 ## pipeline file -> stdout (one core) vs the naive decoder, memory per
 ## pending request, file -> DuckDB (one core), Kafka -> DuckDB on a real
 ## broker (started here if none runs), ClickHouse block encoding, and each
-## API route's p50/p99 over 1,000,000 stored exchanges.
+## API route's and web page's p50/p99 over 1,000,000 stored exchanges.
 bench:
-	@started=; \
+	@started=; bench_db=; \
+	if [ -z "$$MCPLENS_BENCH_DB" ]; then \
+		bench_db=$$(mktemp -d); export MCPLENS_BENCH_DB=$$bench_db/bench-1m.duckdb; \
+	fi; \
 	if [ -z "$$MCPLENS_KAFKA_BROKERS" ]; then \
 		bash deploy/kafka/kafka.sh fetch >/dev/null; \
 		if ! bash deploy/kafka/kafka.sh status >/dev/null 2>&1; then started=1; fi; \
@@ -59,8 +62,10 @@ bench:
 	  $(GO) test -run='^$$' -bench='^BenchmarkKafkaToDuckDB$$' -benchtime=3x -count=1 ./e2e && \
 	  $(GO) test -run='^$$' -bench='^BenchmarkEncodeExchanges$$' -benchtime=20x -benchmem -count=1 ./store/chstore && \
 	  $(GO) test -run='^$$' -bench='^BenchmarkTapAddedLatency$$' -benchtime=3000x -count=1 ./cmd/tap && \
-	  $(GO) test -run='^$$' -bench='^BenchmarkRoutes$$' -benchtime=50x -count=1 -timeout=30m ./api; } | $(GO) run ./internal/benchtable; \
-	status=$$?; if [ -n "$$started" ]; then bash deploy/kafka/kafka.sh stop >/dev/null; fi; exit $$status
+	  $(GO) test -run='^$$' -bench='^BenchmarkRoutes$$' -benchtime=50x -count=1 -timeout=30m ./api && \
+	  $(GO) test -run='^$$' -bench='^(BenchmarkPages|BenchmarkOverviewRatio)$$' -benchtime=10x -count=1 -timeout=30m ./web; } | $(GO) run ./internal/benchtable; \
+	status=$$?; if [ -n "$$started" ]; then bash deploy/kafka/kafka.sh stop >/dev/null; fi; \
+	if [ -n "$$bench_db" ]; then rm -rf "$$bench_db"; fi; exit $$status
 
 ## demo: real MCP traffic through tap, Kafka (if a broker answers) or a file,
 ## ingest into DuckDB, the API, and the answers to the headline questions.

@@ -144,7 +144,7 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // metrics and recovery. The view calls the REST API in process, so its
 // pages answer what the API answers to the visitor's token.
 func (a *API) viewRouter() (*gin.Engine, error) {
-	v, err := web.New(web.Config{Dev: a.cfg.Dev, MaxLimit: a.cfg.MaxLimit}, web.Deps{API: a.engine, Logger: a.log})
+	v, err := web.New(web.Config{Dev: a.cfg.Dev, MaxLimit: a.cfg.MaxLimit, Now: a.now}, web.Deps{API: a.engine, Logger: a.log})
 	if err != nil {
 		return nil, err
 	}

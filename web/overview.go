@@ -44,11 +44,29 @@ func rangeOf(r *http.Request) (url.Values, timeRange) {
 	return params(nil, "from", tr.From, "to", tr.To), tr
 }
 
-// resolved pins a page's later API calls to the range the first call
-// resolved, so that "now" does not move between them.
+// resolved notes the range the API resolved, for the page to show.
 func resolved(tr *timeRange, from, to time.Time) url.Values {
 	tr.FromAt, tr.ToAt, tr.Resolved = from, to, true
 	return url.Values{"from": {from.Format(time.RFC3339Nano)}, "to": {to.Format(time.RFC3339Nano)}}
+}
+
+// pin resolves a page's range once, on the API's clock and with its
+// parser, so that all the page's API calls, sent at once, ask for the
+// same instants while "now" moves. A range that does not parse is sent
+// as given: the API refuses it with a problem naming the parameter.
+func (v *View) pin(rng url.Values) (abs url.Values, span time.Duration) {
+	now := v.cfg.Now()
+	from, err := queries.ParseTime(rng.Get("from"), now)
+	if err != nil {
+		return rng, 24 * time.Hour
+	}
+	to := now
+	if s := rng.Get("to"); s != "" {
+		if to, err = queries.ParseTime(s, now); err != nil {
+			return rng, 24 * time.Hour
+		}
+	}
+	return url.Values{"from": {from.UTC().Format(time.RFC3339Nano)}, "to": {to.UTC().Format(time.RFC3339Nano)}}, to.Sub(from)
 }
 
 // totals counts a breakdown by what the overview shows.
@@ -212,29 +230,25 @@ type overviewPage struct {
 
 func (v *View) overview(w http.ResponseWriter, r *http.Request) {
 	rng, tr := rangeOf(r)
-	var servers list[queries.LeaderboardRow]
-	if err := v.get(r, "/api/v1/servers", params(rng, "order_by", "errors", "limit", v.limit(10)), &servers); err != nil {
-		v.fail(w, r, err)
-		return
-	}
-	abs := resolved(&tr, servers.From, servers.To)
+	abs, span := v.pin(rng)
 	var step time.Duration
 	var (
-		p              overviewPage
-		tools, clients list[queries.LeaderboardRow]
-		breakdown      list[breakdownRow]
-		rpc            list[queries.RPCErrorServer]
-		retries        list[queries.UnknownRetry]
-		cuts           list[queries.StreamCutRow]
-		limits         list[queries.RateLimitRow]
+		p                       overviewPage
+		servers, tools, clients list[queries.LeaderboardRow]
+		breakdown               list[breakdownRow]
+		rpc                     list[queries.RPCErrorServer]
+		retries                 list[queries.UnknownRetry]
+		cuts                    list[queries.StreamCutRow]
+		limits                  list[queries.RateLimitRow]
 	)
 	c := v.calls(r)
 	ask := c.get
+	ask("/api/v1/servers", params(abs, "order_by", "errors", "limit", v.limit(10)), &servers)
 	ask("/api/v1/tools", params(abs, "order_by", "errors", "limit", v.limit(10)), &tools)
 	ask("/api/v1/clients", params(abs, "order_by", "errors", "limit", v.limit(10)), &clients)
 	c.do(func(r *http.Request) error {
 		var err error
-		step, err = v.breakdown(r, abs, servers.To.Sub(servers.From), &breakdown)
+		step, err = v.breakdown(r, abs, span, &breakdown)
 		return err
 	})
 	ask("/api/v1/questions/http200-jsonrpc-errors", params(abs, "limit", v.limit(20)), &rpc)
@@ -245,6 +259,7 @@ func (v *View) overview(w http.ResponseWriter, r *http.Request) {
 		v.fail(w, r, err)
 		return
 	}
+	resolved(&tr, servers.From, servers.To)
 	p.Keep = rng
 	p.Totals = countRows(breakdown.Rows)
 	p.Failed, p.OK = charts(breakdown.Rows, servers.From, servers.To, step)

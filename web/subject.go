@@ -62,14 +62,9 @@ func (v *View) subject(d dim) http.HandlerFunc {
 			return
 		}
 		rng, tr := rangeOf(r)
-		// The first call resolves the range; the later ones repeat it.
-		var first list[breakdownRow]
-		if err := v.get(r, "/api/v1/outcomes", params(rng, d.filter, name, "group_by", "outcome", "limit", v.limit(100)), &first); err != nil {
-			v.fail(w, r, err)
-			return
-		}
-		abs := params(resolved(&tr, first.From, first.To), d.filter, name)
-		p := subjectPage{Dim: d.name, Name: name, Keep: rng, Totals: countRows(first.Rows), Sample: classSample}
+		pinned, span := v.pin(rng)
+		abs := params(pinned, d.filter, name)
+		p := subjectPage{Dim: d.name, Name: name, Keep: rng, Sample: classSample}
 		p.AllHref = "/exchanges?" + params(rng, d.filter, name).Encode()
 		if d == dimServer {
 			p.BundleHref = "/bundle?" + params(rng, "server", name).Encode()
@@ -77,6 +72,7 @@ func (v *View) subject(d dim) http.HandlerFunc {
 
 		var (
 			step      time.Duration
+			first     list[breakdownRow]
 			breakdown list[breakdownRow]
 			rpc       list[queries.RPCErrorServer]
 			retries   list[queries.UnknownRetry]
@@ -87,22 +83,12 @@ func (v *View) subject(d dim) http.HandlerFunc {
 		)
 		c := v.calls(r)
 		ask := c.get
+		ask("/api/v1/outcomes", params(abs, "group_by", "outcome", "limit", v.limit(100)), &first)
 		c.do(func(r *http.Request) error {
 			var err error
-			step, err = v.breakdown(r, abs, first.To.Sub(first.From), &breakdown)
+			step, err = v.breakdown(r, abs, span, &breakdown)
 			return err
 		})
-		// The error classes: a sample of each failing outcome.
-		var failing []outcomeCount
-		for _, oc := range p.Totals.ByOutcome {
-			if oc.Failed {
-				failing = append(failing, oc)
-			}
-		}
-		samples := make([]list[queries.SearchRow], len(failing))
-		for i, oc := range failing {
-			ask("/api/v1/exchanges", params(abs, "outcome", oc.Outcome, "limit", v.limit(classSample)), &samples[i])
-		}
 		ask("/api/v1/questions/unknown-side-effect-retries", params(abs, "limit", v.limit(20)), &retries)
 		var boards []*list[queries.LeaderboardRow]
 		var boardDims []dim
@@ -126,6 +112,24 @@ func (v *View) subject(d dim) http.HandlerFunc {
 			addBoard(dimTool)
 			ask("/api/v1/questions/rate-limits", params(abs, "limit", v.limit(10)), &limits)
 			ask("/api/v1/questions/client-disagreements", params(abs, "limit", v.limit(20)), &disagree)
+		}
+		if err := c.wait(); err != nil {
+			v.fail(w, r, err)
+			return
+		}
+		resolved(&tr, first.From, first.To)
+		p.Totals = countRows(first.Rows)
+		// The error classes: a sample of each failing outcome.
+		var failing []outcomeCount
+		for _, oc := range p.Totals.ByOutcome {
+			if oc.Failed {
+				failing = append(failing, oc)
+			}
+		}
+		samples := make([]list[queries.SearchRow], len(failing))
+		c = v.calls(r)
+		for i, oc := range failing {
+			c.get("/api/v1/exchanges", params(abs, "outcome", oc.Outcome, "limit", v.limit(classSample)), &samples[i])
 		}
 		if err := c.wait(); err != nil {
 			v.fail(w, r, err)

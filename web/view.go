@@ -29,6 +29,9 @@ type Config struct {
 	// MaxLimit is the API's largest limit (api --max-limit); the view
 	// never asks for more. 0 means 1000.
 	MaxLimit int
+	// Now is the API's clock, which resolves relative times; nil means
+	// time.Now.
+	Now func() time.Time
 }
 
 // Deps are what the view is built on.
@@ -91,6 +94,9 @@ func New(cfg Config, deps Deps) (*View, error) {
 	}
 	if cfg.SessionMaxAge <= 0 {
 		cfg.SessionMaxAge = 12 * time.Hour
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
 	}
 	if cfg.MaxLimit <= 0 {
 		cfg.MaxLimit = 1000
