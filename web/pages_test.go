@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/mcplens/mcplens/api"
+	"github.com/mcplens/mcplens/web"
 )
 
 // TestTokenPrompt: every page without a token, or with an unknown one,
@@ -322,4 +323,19 @@ func TestIDWithSlash(t *testing.T) {
 	if n == 0 {
 		t.Fatal("the corpus has no id with '/'")
 	}
+}
+
+func TestShort(t *testing.T) {
+	f := func(in, want string) {
+		t.Helper()
+		if got := web.Short(in); got != want {
+			t.Errorf("short(%q) = %q, want %q", in, got, want)
+		}
+	}
+	f("", "")
+	f("backend exploded", "backend exploded")
+	f(strings.Repeat("a", 160), strings.Repeat("a", 160))
+	f(strings.Repeat("a", 161), strings.Repeat("a", 160)+"…")
+	// Never in the middle of a character.
+	f(strings.Repeat("a", 159)+"é"+"b", strings.Repeat("a", 159)+"…")
 }

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // frame is what the layout shows around every page.
@@ -152,6 +153,7 @@ var funcs = template.FuncMap{
 	"class":  classWords,
 	"link":   link,
 	"join":   strings.Join,
+	"short":  short,
 	"code": func(c *int64) string {
 		if c == nil {
 			return ""
@@ -176,4 +178,18 @@ func num(n int64) string {
 		return "-" + b.String()
 	}
 	return b.String()
+}
+
+// short cuts s to about 160 characters for a table cell; the exchange
+// page shows it whole.
+func short(s string) string {
+	const n = 160
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
