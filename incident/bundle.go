@@ -80,6 +80,19 @@ func failed(outcome string) bool {
 
 // Write builds the bundle from the store and writes it to w as tar.gz.
 func Write(ctx context.Context, store queries.Store, p Params, w io.Writer) error {
+	_, err := WriteSummary(ctx, store, p, w)
+	return err
+}
+
+// Summary says what a bundle holds, for the CLI's closing line.
+type Summary struct {
+	Exchanges int  // exchanges in the bundle
+	Sessions  int  // session timelines
+	Truncated bool // the range held more than MaxExchanges
+}
+
+// WriteSummary is Write, and says what the bundle holds.
+func WriteSummary(ctx context.Context, store queries.Store, p Params, w io.Writer) (Summary, error) {
 	if p.MaxExchanges <= 0 {
 		p.MaxExchanges = DefaultMaxExchanges
 	}
@@ -88,8 +101,9 @@ func Write(ctx context.Context, store queries.Store, p Params, w io.Writer) erro
 	}
 	c, err := collect(ctx, store, p)
 	if err != nil {
-		return err
+		return Summary{}, err
 	}
+	sum := Summary{Exchanges: len(c.entries), Sessions: len(c.sessionOrder), Truncated: c.truncated}
 	gz := gzip.NewWriter(w)
 	tw := tar.NewWriter(gz)
 	stamp := p.Now().UTC()
@@ -104,10 +118,10 @@ func Write(ctx context.Context, store queries.Store, p Params, w io.Writer) erro
 	files := c.files(p, stamp)
 	for _, f := range files {
 		if err := add(f.name, f.data); err != nil {
-			return err
+			return sum, err
 		}
 	}
-	return errors.Join(tw.Close(), gz.Close())
+	return sum, errors.Join(tw.Close(), gz.Close())
 }
 
 type file struct {

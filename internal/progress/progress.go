@@ -100,7 +100,7 @@ func New(cfg Config, d Deps) *Reporter {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	periodic := cfg.Mode == Always || (cfg.Mode == Auto && isTerminal(d.Out))
+	periodic := cfg.Mode == Always || (cfg.Mode == Auto && IsTerminal(d.Out))
 	r := &Reporter{cfg: cfg, d: d, periodic: periodic, start: d.Now()}
 	r.last = sample{at: r.start}
 	return r
@@ -178,8 +178,8 @@ func (r *Reporter) Summary() string {
 	return b.String()
 }
 
-// isTerminal says whether w is a character device such as a terminal.
-func isTerminal(w io.Writer) bool {
+// IsTerminal says whether w is a character device such as a terminal.
+func IsTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	if !ok {
 		return false
