@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"sync"
 	"syscall"
@@ -116,6 +118,9 @@ func (t *thirds) Fetch(ctx context.Context) (Message, error) {
 		if t.n == t.total/3 || t.n == 2*t.total/3 {
 			t.mark()
 		}
+		if t.n == 2*t.total/3 {
+			writeHeapProfile()
+		}
 	}
 	return m, err
 }
@@ -141,6 +146,22 @@ func (t *thirds) rates() (cpu, wall [3]float64) {
 }
 
 func (t *thirds) cpuTotal() time.Duration { return t.cpu[3] - t.cpu[0] }
+
+// writeHeapProfile writes the live heap to MCPLENS_BENCH_HEAPPROFILE, if
+// set: what the engine holds two thirds into the run.
+func writeHeapProfile() {
+	path := os.Getenv("MCPLENS_BENCH_HEAPPROFILE")
+	if path == "" {
+		return
+	}
+	f, err := os.Create(path) //nolint:gosec // G304: the benchmark's caller names it
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	runtime.GC()
+	_ = pprof.WriteHeapProfile(f)
+}
 
 // countingSink counts the exchange records it passes on.
 type countingSink struct {
