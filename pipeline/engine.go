@@ -210,7 +210,7 @@ func (e *Engine) stop(why string) error {
 	start := time.Now()
 	err := e.flush(ctx)
 	pending, _ := e.corr.Pending()
-	e.d.Logger.Info().Str("reason", why).Dur("took", time.Since(start)).Int("pending_uncommitted", pending).
+	e.d.Logger.Info().Str("reason", why).Int64("took_ms", time.Since(start).Milliseconds()).Int("pending_uncommitted", pending).
 		Int("inflight_positions", e.offsets.InFlight()).Err(err).Msg("pipeline stopped")
 	if err != nil {
 		return fmt.Errorf("final flush: %w", err)

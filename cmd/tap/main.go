@@ -122,7 +122,7 @@ func run(ctx context.Context, cfg config, logger zerolog.Logger) error {
 	defer func() {
 		start := time.Now()
 		err := closeSink()
-		logger.Info().Err(err).Dur("took", time.Since(start)).Msg("closed event sink")
+		logger.Info().Err(err).Int64("took_ms", time.Since(start).Milliseconds()).Msg("closed event sink")
 	}()
 	reg := prometheus.NewRegistry()
 	queue, err := tap.NewQueue(cfg.Queue, tap.QueueDeps{Sink: sink, Logger: logger, Registerer: reg})
@@ -135,7 +135,7 @@ func run(ctx context.Context, cfg config, logger zerolog.Logger) error {
 		defer cancel()
 		err := queue.Close(qctx)
 		st := queue.Stats()
-		logger.Info().Err(err).Dur("took", time.Since(start)).Int64("delivered", st.Delivered).Int64("spilled", st.Spilled).
+		logger.Info().Err(err).Int64("took_ms", time.Since(start).Milliseconds()).Int64("delivered", st.Delivered).Int64("spilled", st.Spilled).
 			Int64("dropped", st.Dropped).Int64("rejected", st.Rejected).Msg("closed event queue")
 	}()
 	red, err := redact.New(cfg.Redact)
@@ -178,6 +178,6 @@ func run(ctx context.Context, cfg config, logger zerolog.Logger) error {
 	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	err = srv.Shutdown(sctx)
-	logger.Info().Err(err).Dur("took", time.Since(start)).Msg("stopped proxy")
+	logger.Info().Err(err).Int64("took_ms", time.Since(start).Milliseconds()).Msg("stopped proxy")
 	return nil
 }

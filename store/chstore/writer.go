@@ -61,7 +61,7 @@ func (s *Store) Write(ctx context.Context, b *schema.Batch) error {
 	s.warnExpired(ctx, "exchanges", func(i int) time.Time { return b.Exchanges[i].TS }, len(b.Exchanges))
 	s.warnExpired(ctx, "exchange_bodies", func(i int) time.Time { return b.Bodies[i].TS }, len(b.Bodies))
 	s.warnExpired(ctx, "quarantine", func(i int) time.Time { return b.Quarantine[i].TS }, len(b.Quarantine))
-	s.log.Debug().Int("rows", b.Len()).Dur("took", time.Since(start)).Msg("batch stored in clickhouse")
+	s.log.Debug().Int("rows", b.Len()).Int64("took_ms", time.Since(start).Milliseconds()).Msg("batch stored in clickhouse")
 	return nil
 }
 

@@ -399,6 +399,6 @@ func (s *Store) prune(ctx context.Context) error {
 			return fmt.Errorf("prune: %w", err)
 		}
 	}
-	s.opts.Logger.Info().Str("path", s.path).Dur("took", time.Since(start)).Msg("pruned rows past retention")
+	s.opts.Logger.Info().Str("path", s.path).Int64("took_ms", time.Since(start).Milliseconds()).Msg("pruned rows past retention")
 	return nil
 }
