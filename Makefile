@@ -61,6 +61,7 @@ bench:
 	  $(GO) test -run='^$$' -bench='^BenchmarkEndToEnd$$' -benchtime=5x -benchmem -count=1 ./store/duckstore && \
 	  $(GO) test -run='^$$' -bench='^BenchmarkKafkaToDuckDB$$' -benchtime=3x -count=1 ./e2e && \
 	  $(GO) test -run='^$$' -bench='^BenchmarkEncodeExchanges$$' -benchtime=20x -benchmem -count=1 ./store/chstore && \
+	  $(GO) test -run='^$$' -bench='^BenchmarkFileToClickHouse$$' -benchtime=2x -cpu=1 -benchmem -count=1 ./store/chstore && \
 	  $(GO) test -run='^$$' -bench='^BenchmarkTapAddedLatency$$' -benchtime=3000x -count=1 ./cmd/tap && \
 	  $(GO) test -run='^$$' -bench='^BenchmarkRoutes$$' -benchtime=50x -count=1 -timeout=30m ./api && \
 	  $(GO) test -run='^$$' -bench='^(BenchmarkPages|BenchmarkOverviewRatio)$$' -benchtime=10x -count=1 -timeout=30m ./web; } | $(GO) run ./internal/benchtable; \

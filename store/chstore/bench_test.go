@@ -1,6 +1,7 @@
 package chstore
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -8,8 +9,12 @@ import (
 	"github.com/ClickHouse/ch-go/compress"
 	chproto "github.com/ClickHouse/ch-go/proto"
 
+	"github.com/rs/zerolog"
+
 	"github.com/mcplens/mcplens/classify"
+	"github.com/mcplens/mcplens/pipeline"
 	"github.com/mcplens/mcplens/schema"
+	"github.com/mcplens/mcplens/store/chstore/clickhousetest"
 )
 
 // benchRows makes n exchange records shaped like real traffic.
@@ -75,4 +80,49 @@ func BenchmarkEncodeExchanges(b *testing.B) {
 			b.ReportMetric(float64(len(buf.Buf))/float64(len(rows)), "bytes/row")
 		})
 	}
+}
+
+// BenchmarkFileToClickHouse is file -> pipeline -> the real ClickHouse
+// server of CLICKHOUSE_DSN, the ingester on one core (run with -cpu=1;
+// the server is its own process): request and response lines of 20,000
+// exchanges, out of order, into a fresh database per iteration.
+func BenchmarkFileToClickHouse(b *testing.B) {
+	dsn := clickhousetest.DSN(b)
+	const exchanges = 20_000
+	path := writeEvents(b, exchanges)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		dbDSN, _ := clickhousetest.NewDatabase(b, dsn)
+		s, err := Open(context.Background(), dbDSN, DefaultConfig(), zerolog.Nop(), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Migrate(context.Background(), schema.DefaultOptions()); err != nil {
+			b.Fatal(err)
+		}
+		src, err := pipeline.NewFileSource(path, pipeline.FileSourceConfig{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		eng, err := pipeline.New(pipeline.DefaultConfig(), pipeline.Deps{Source: src, Sink: s, Logger: zerolog.Nop()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		if err := eng.Run(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		var n uint64
+		if err := s.conn.QueryRow(context.Background(), "SELECT count() FROM exchanges").Scan(&n); err != nil || n != exchanges {
+			b.Fatalf("stored %d exchanges (%v), want %d", n, err, exchanges)
+		}
+		src.Close()
+		s.Close()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(2*exchanges*b.N)/b.Elapsed().Seconds(), "events/s")
+	b.ReportMetric(float64(exchanges*b.N)/b.Elapsed().Seconds(), "exchanges/s")
 }
