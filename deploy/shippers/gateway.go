@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strconv"
@@ -95,6 +96,11 @@ func Gateway(line []byte) (map[string]any, error) {
 	var in map[string]any
 	if err := dec.Decode(&in); err != nil || in == nil {
 		return nil, fmt.Errorf("%w: %.80q", ErrNotAccessLog, line)
+	}
+	// One object and nothing after it: "{}0" is not an access-log line
+	// (and its raw bytes are no JSON value to keep beside unmappable).
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%w: data after the object: %.80q", ErrNotAccessLog, line)
 	}
 	status, ok := statusOf(in["status"])
 	switch {
