@@ -18,7 +18,6 @@ import (
 	"github.com/mcplens/mcplens/incident"
 	"github.com/mcplens/mcplens/internal/cli"
 	"github.com/mcplens/mcplens/internal/flagenv"
-	"github.com/mcplens/mcplens/internal/progress"
 	"github.com/mcplens/mcplens/internal/secret"
 	"github.com/mcplens/mcplens/queries"
 	"github.com/mcplens/mcplens/store"
@@ -82,7 +81,7 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 	}
 	defer st.Close()
 	out := stdout
-	if cfg.Out == "-" && progress.IsTerminal(stdout) {
+	if cfg.Out == "-" && cli.IsTerminal(stdout) {
 		return errors.New("refusing to write a gzip archive to a terminal: give -o incident.tar.gz, or redirect stdout")
 	}
 	if cfg.Out != "-" {

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -58,4 +59,15 @@ func Run(logger zerolog.Logger, name string, fn func(ctx context.Context) error)
 		logger.Error().Err(err).Msgf("%s failed", name)
 		exit(1)
 	}
+}
+
+// IsTerminal says whether w is a character device such as a terminal (a
+// command writes progress there, and never gzip).
+func IsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

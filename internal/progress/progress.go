@@ -14,9 +14,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
+	"github.com/mcplens/mcplens/internal/cli"
 	"github.com/mcplens/mcplens/pipeline"
 )
 
@@ -100,7 +100,7 @@ func New(cfg Config, d Deps) *Reporter {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	periodic := cfg.Mode == Always || (cfg.Mode == Auto && IsTerminal(d.Out))
+	periodic := cfg.Mode == Always || (cfg.Mode == Auto && cli.IsTerminal(d.Out))
 	r := &Reporter{cfg: cfg, d: d, periodic: periodic, start: d.Now()}
 	r.last = sample{at: r.start}
 	return r
@@ -176,14 +176,4 @@ func (r *Reporter) Summary() string {
 	}
 	b.addf("in %s (%s events/s)", roundDuration(took), count(int64(rate+0.5)))
 	return b.String()
-}
-
-// IsTerminal says whether w is a character device such as a terminal.
-func IsTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

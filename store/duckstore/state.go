@@ -6,17 +6,11 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/mcplens/mcplens/pipeline"
 	"github.com/mcplens/mcplens/schema"
 )
 
 //go:embed load_state.sql
 var loadStateSQL string
-
-var (
-	_ pipeline.StateSink = (*Store)(nil)
-	_ pipeline.Pinger    = (*Store)(nil)
-)
 
 // LoadState returns the ingest state the batches stored (pipeline.StateSink):
 // every stream's mark and its waiting events in offset order. A DuckDB
