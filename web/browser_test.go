@@ -120,15 +120,40 @@ func (b *browser) run(actions ...chromedp.Action) {
 }
 
 // settle reports the errors since the last call, except those that
-// contain one of allowed, and the status of the document now shown.
-func (b *browser) settle(allowed ...string) int64 {
+// contain one of expected, and the status of the document now shown.
+// Chromium reports console and log entries asynchronously, so an
+// expected entry can arrive after the page is ready: settle waits (up to
+// 10 s) until each expected entry has arrived, so that none spills into
+// the next call.
+func (b *browser) settle(expected ...string) int64 {
 	b.t.Helper()
 	b.run(chromedp.WaitReady("body"))
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b.mu.Lock()
+		missing := ""
+		for _, a := range expected {
+			seen := false
+			for _, e := range b.errs {
+				seen = seen || strings.Contains(e, a)
+			}
+			if !seen {
+				missing = a
+			}
+		}
+		if missing == "" || time.Now().After(deadline) {
+			defer b.mu.Unlock()
+			if missing != "" {
+				b.t.Errorf("the page never reported the expected %q", missing)
+			}
+			break
+		}
+		b.mu.Unlock()
+		time.Sleep(20 * time.Millisecond)
+	}
 	for _, e := range b.errs {
 		ok := false
-		for _, a := range allowed {
+		for _, a := range expected {
 			ok = ok || strings.Contains(e, a)
 		}
 		if !ok {
