@@ -98,8 +98,11 @@ type correlator struct {
 	merging   mergeSet
 	evictions int
 	now       func() time.Time // wall clock, for idle advance only
-	fresh     []*half          // started waiting since the last takeFresh
-	freshObs  []*observation   // completed since the last takeFreshObservations
+	// With a StateSink (track): what the next batch's state must save.
+	// Without one nothing takes them, so nothing is kept.
+	track    bool
+	fresh    []*half        // started waiting since the last takeFresh
+	freshObs []*observation // completed since the last takeFreshObservations
 }
 
 // newCorrelator returns a correlator with cfg's bounds.
@@ -170,7 +173,9 @@ func (c *correlator) add(ev *schema.Event, pos Position, saved bool) {
 		prev.next = h
 	}
 	heap.Push(&st.pending, h)
-	c.fresh = append(c.fresh, h)
+	if c.track {
+		c.fresh = append(c.fresh, h)
+	}
 	c.npending++
 	c.bytes += h.size()
 	for c.npending > c.cfg.MaxPending || c.bytes > c.cfg.MaxPendingBytes {
@@ -262,7 +267,9 @@ func (c *correlator) expire(h *half, evicted bool) {
 func (c *correlator) complete(st *stream, o *observation) {
 	o.classify()
 	c.merging.add(o, &st.merging)
-	c.freshObs = append(c.freshObs, o)
+	if c.track {
+		c.freshObs = append(c.freshObs, o)
+	}
 }
 
 // takeFresh returns the halves that started waiting since the last call

@@ -95,6 +95,7 @@ func New(cfg Config, d Deps) (*Engine, error) {
 		skipBelow: map[string]int64{},
 	}
 	e.stateful, _ = d.Sink.(StateSink)
+	corr.track = e.stateful != nil
 	e.chains.sessionStart = e.clients.started
 	return e, nil
 }
