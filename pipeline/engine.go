@@ -61,6 +61,9 @@ type Engine struct {
 	savedPos  []Position
 	marked    map[string]int64
 	skipBelow map[string]int64
+	// waiting holds the positions of the saved events still waiting: the
+	// oldest of a stream is its mark's Low.
+	waiting *offsets
 }
 
 // New builds an engine. Start it with Run.
@@ -93,6 +96,7 @@ func New(cfg Config, d Deps) (*Engine, error) {
 		offsets:   newOffsets(),
 		marked:    map[string]int64{},
 		skipBelow: map[string]int64{},
+		waiting:   newOffsets(),
 	}
 	e.stateful, _ = d.Sink.(StateSink)
 	corr.track = e.stateful != nil
@@ -120,7 +124,7 @@ func (e *Engine) Seed(recs []schema.Exchange, anns []schema.ToolAnnotation) {
 // and are re-read on the next start). It returns nil on both.
 func (e *Engine) Run(ctx context.Context) error {
 	if e.stateful != nil {
-		if err := e.resume(ctx); err != nil {
+		if err := e.resume(ctx, nil); err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
@@ -304,6 +308,7 @@ func (e *Engine) emit(g *group) {
 		for i, p := range o.positions {
 			if o.saved[i] {
 				e.state.Released = append(e.state.Released, schema.EventRef{Stream: p.Stream, Offset: p.Offset, EventID: o.evs[i].EventID})
+				e.waiting.Done(p)
 			} else {
 				e.batchPos = append(e.batchPos, p)
 			}

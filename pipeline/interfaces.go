@@ -76,11 +76,12 @@ type Sink interface {
 }
 
 // StateSink is a Sink that also keeps the engine's state: Write stores
-// b.State in the same transaction as b's rows, and LoadState returns what
-// the stored states add up to, per stream. With a StateSink the engine
-// commits source positions past the events still waiting (they are in the
-// state) and a restart resumes from it; see [schema.State].
+// b.State with b's rows (in one transaction, or in an order that makes any
+// part of it a valid state), and LoadState returns what the stored states
+// add up to for the given streams (nil: every stream). With a StateSink
+// the engine commits source positions past the events still waiting (they
+// are in the state) and a restart resumes from it; see [schema.State].
 type StateSink interface {
 	Sink
-	LoadState(ctx context.Context) ([]schema.StreamState, error)
+	LoadState(ctx context.Context, streams []string) ([]schema.StreamState, error)
 }

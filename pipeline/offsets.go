@@ -151,6 +151,15 @@ func (o *offsets) Next(stream string) int64 {
 	return 0
 }
 
+// Oldest returns the oldest offset of stream still in flight (ok=false
+// when none is).
+func (o *offsets) Oldest(stream string) (int64, bool) {
+	if s := o.streams[stream]; s != nil {
+		return s.low()
+	}
+	return 0, false
+}
+
 // Resume says that a stream is handled up to p.Offset (exclusive) by an
 // earlier run: Commit may hand that out.
 func (o *offsets) Resume(p Position) {

@@ -71,6 +71,7 @@ func (e *Engine) collectState() []Position {
 			TS:       time.Unix(0, h.ts).UTC(), Data: encodeSaved(h.ev),
 		})
 		saved = append(saved, h.pos())
+		e.waiting.Consumed(h.pos())
 	}
 	for _, o := range e.corr.takeFreshObservations() {
 		if o.emitted {
@@ -86,6 +87,7 @@ func (e *Engine) collectState() []Position {
 				EventRef: schema.EventRef{Stream: p.Stream, Offset: p.Offset, EventID: ev.EventID}, TS: ev.TS, Data: encodeSaved(pack(ev)),
 			})
 			saved = append(saved, p)
+			e.waiting.Consumed(p)
 		}
 	}
 	for _, st := range e.corr.order {
@@ -93,8 +95,12 @@ func (e *Engine) collectState() []Position {
 		if m, ok := e.marked[st.pos.Stream]; ok && next <= m {
 			continue // not read in this run, or not since the last mark
 		}
+		low, ok := e.waiting.Oldest(st.pos.Stream)
+		if !ok {
+			low = next
+		}
 		e.state.Streams = append(e.state.Streams, schema.StreamMark{
-			Stream: st.pos.Stream, Topic: st.pos.Topic, Partition: st.pos.Partition, Next: next, MaxTS: st.maxTS,
+			Stream: st.pos.Stream, Topic: st.pos.Topic, Partition: st.pos.Partition, Next: next, Low: low, MaxTS: st.maxTS,
 		})
 	}
 	return saved
@@ -108,17 +114,18 @@ func (e *Engine) stateWritten() {
 	e.state = schema.State{}
 }
 
-// resume loads every stream's state from the sink before the first
-// message: the waiting events go back into the correlator (and their ids
-// into dedupe), and each stream's mark says below which offset messages
-// are already handled. A store that cannot be read is retried while ctx
-// lasts: resuming without the state would pair the tail again.
-func (e *Engine) resume(ctx context.Context) error {
+// resume loads the state of streams (nil: every stream) from the sink
+// before their first message: the waiting events go back into the
+// correlator (and their ids into dedupe), and each stream's mark says
+// below which offset messages are already handled. A store that cannot be
+// read is retried while ctx lasts: resuming without the state would pair
+// the tail again.
+func (e *Engine) resume(ctx context.Context, streams []string) error {
 	backoff := e.cfg.RetryMin
 	var states []schema.StreamState
 	for {
 		var err error
-		states, err = e.stateful.LoadState(ctx)
+		states, err = e.stateful.LoadState(ctx, streams)
 		if err == nil {
 			break
 		}
@@ -150,6 +157,7 @@ func (e *Engine) resume(ctx context.Context) error {
 			p := pos
 			p.Offset = sv.Offset
 			e.corr.add(ev, p, true)
+			e.waiting.Consumed(p)
 			waiting++
 		}
 	}

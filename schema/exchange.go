@@ -84,3 +84,16 @@ type ToolAnnotation struct {
 	OpenWorld   bool      `json:"open_world"`
 	SeenAt      time.Time `json:"seen_at"`
 }
+
+// HalfEvent returns the one event id of an exchange that has only a
+// request (isResponse false) or only a response (isResponse true), and ""
+// for a complete one (an exchange event has both ids).
+func (x *Exchange) HalfEvent() (id string, isResponse bool) {
+	switch {
+	case x.RequestEventID == "" && x.ResponseEventID != "":
+		return x.ResponseEventID, true
+	case x.ResponseEventID == "" && x.RequestEventID != "":
+		return x.RequestEventID, false
+	}
+	return "", false
+}

@@ -33,6 +33,10 @@ type StreamMark struct {
 	Partition int
 	// Next is the next offset to handle (Kafka) or line (files).
 	Next int64
+	// Low is the offset of the oldest event of the stream still saved in
+	// the state (Next when none is): a store may read the stream's saved
+	// events from Low on.
+	Low int64
 	// MaxTS is the newest event time seen on the stream (its watermark
 	// before lateness).
 	MaxTS time.Time

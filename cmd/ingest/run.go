@@ -186,8 +186,8 @@ type faultyStateSink struct {
 	state pipeline.StateSink
 }
 
-func (f faultyStateSink) LoadState(ctx context.Context) ([]schema.StreamState, error) {
-	return f.state.LoadState(ctx)
+func (f faultyStateSink) LoadState(ctx context.Context, streams []string) ([]schema.StreamState, error) {
+	return f.state.LoadState(ctx, streams)
 }
 
 // opsHandler serves /metrics, /healthz (liveness: the process answers)

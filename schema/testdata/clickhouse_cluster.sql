@@ -135,3 +135,53 @@ SETTINGS index_granularity = 8192;
 CREATE TABLE IF NOT EXISTS mcplens.quarantine ON CLUSTER 'mcplens_cluster' AS mcplens.quarantine_local
 ENGINE = Distributed('mcplens_cluster', 'mcplens', 'quarantine_local', cityHash64(position));
 
+-- migration ingest_state
+CREATE TABLE IF NOT EXISTS mcplens.ingest_streams ON CLUSTER 'mcplens_cluster'
+(
+    stream      String,
+    topic       String,
+    part        Int32,
+    next_offset Int64,
+    low_offset  Int64,
+    max_ts_ns   Int64,
+    written_at  DateTime64(3, 'UTC') DEFAULT now64(3)
+)
+ENGINE = ReplicatedMergeTree('/clickhouse/tables/all/{database}/{table}', '{replica}')
+PARTITION BY toDate(written_at)
+ORDER BY (stream, written_at)
+TTL toDateTime(written_at) + INTERVAL 604800 SECOND
+SETTINGS index_granularity = 8192, ttl_only_drop_parts = 1;
+
+CREATE TABLE IF NOT EXISTS mcplens.ingest_waiting ON CLUSTER 'mcplens_cluster'
+(
+    stream        String,
+    stream_offset Int64,
+    event_id      String,
+    ts            DateTime64(3, 'UTC'),
+    event         String CODEC(ZSTD(3)),
+    written_at    DateTime DEFAULT now()
+)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/all/{database}/{table}', '{replica}')
+PARTITION BY toDate(written_at)
+ORDER BY (stream, stream_offset, event_id)
+TTL toDateTime(written_at) + INTERVAL 604800 SECOND
+SETTINGS index_granularity = 8192, ttl_only_drop_parts = 1;
+
+CREATE TABLE IF NOT EXISTS mcplens.ingest_released ON CLUSTER 'mcplens_cluster'
+(
+    stream        String,
+    stream_offset Int64,
+    event_id      String,
+    written_at    DateTime DEFAULT now()
+)
+ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/all/{database}/{table}', '{replica}')
+PARTITION BY toDate(written_at)
+ORDER BY (stream, stream_offset, event_id)
+TTL toDateTime(written_at) + INTERVAL 604800 SECOND
+SETTINGS index_granularity = 8192, ttl_only_drop_parts = 1;
+
+-- migration event_id_indexes
+ALTER TABLE mcplens.exchanges_local ON CLUSTER 'mcplens_cluster' ADD INDEX IF NOT EXISTS idx_request_event_id request_event_id TYPE bloom_filter(0.001) GRANULARITY 1;
+
+ALTER TABLE mcplens.exchanges_local ON CLUSTER 'mcplens_cluster' ADD INDEX IF NOT EXISTS idx_response_event_id response_event_id TYPE bloom_filter(0.001) GRANULARITY 1;
+

@@ -123,3 +123,53 @@ ORDER BY position
 TTL toDateTime(ts) + INTERVAL 2592000 SECOND
 SETTINGS index_granularity = 8192, non_replicated_deduplication_window = 1000;
 
+-- migration ingest_state
+CREATE TABLE IF NOT EXISTS mcplens.ingest_streams
+(
+    stream      String,
+    topic       String,
+    part        Int32,
+    next_offset Int64,
+    low_offset  Int64,
+    max_ts_ns   Int64,
+    written_at  DateTime64(3, 'UTC') DEFAULT now64(3)
+)
+ENGINE = MergeTree()
+PARTITION BY toDate(written_at)
+ORDER BY (stream, written_at)
+TTL toDateTime(written_at) + INTERVAL 604800 SECOND
+SETTINGS index_granularity = 8192, ttl_only_drop_parts = 1, non_replicated_deduplication_window = 1000;
+
+CREATE TABLE IF NOT EXISTS mcplens.ingest_waiting
+(
+    stream        String,
+    stream_offset Int64,
+    event_id      String,
+    ts            DateTime64(3, 'UTC'),
+    event         String CODEC(ZSTD(3)),
+    written_at    DateTime DEFAULT now()
+)
+ENGINE = ReplacingMergeTree()
+PARTITION BY toDate(written_at)
+ORDER BY (stream, stream_offset, event_id)
+TTL toDateTime(written_at) + INTERVAL 604800 SECOND
+SETTINGS index_granularity = 8192, ttl_only_drop_parts = 1, non_replicated_deduplication_window = 1000;
+
+CREATE TABLE IF NOT EXISTS mcplens.ingest_released
+(
+    stream        String,
+    stream_offset Int64,
+    event_id      String,
+    written_at    DateTime DEFAULT now()
+)
+ENGINE = ReplacingMergeTree()
+PARTITION BY toDate(written_at)
+ORDER BY (stream, stream_offset, event_id)
+TTL toDateTime(written_at) + INTERVAL 604800 SECOND
+SETTINGS index_granularity = 8192, ttl_only_drop_parts = 1, non_replicated_deduplication_window = 1000;
+
+-- migration event_id_indexes
+ALTER TABLE mcplens.exchanges  ADD INDEX IF NOT EXISTS idx_request_event_id request_event_id TYPE bloom_filter(0.001) GRANULARITY 1;
+
+ALTER TABLE mcplens.exchanges  ADD INDEX IF NOT EXISTS idx_response_event_id response_event_id TYPE bloom_filter(0.001) GRANULARITY 1;
+

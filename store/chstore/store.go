@@ -56,6 +56,8 @@ type Store struct {
 	now    func() time.Time
 	ttl    ttls
 	insert func(ctx context.Context, table string, cols []string, data []any, token string) error
+	// storedHalves looks up halves stored with their pair (state.go).
+	storedHalves func(ctx context.Context, lo, hi time.Time, reqs, resps []string) (map[string]bool, error)
 }
 
 // ParseURL checks a clickhouse:// sink URL and returns the driver options
@@ -123,6 +125,7 @@ func Open(ctx context.Context, dsn string, cfg Config, logger zerolog.Logger, re
 	s := newStore(cfg, o.Auth.Database, logger, reg)
 	s.conn, s.opts = conn, o
 	s.insert = s.nativeInsert
+	s.storedHalves = s.queryStoredHalves
 	if err := conn.Ping(ctx); err != nil {
 		if !isCode(err, codeUnknownDatabase) {
 			return nil, errors.Join(s.explain(fmt.Errorf("ping clickhouse %s: %w", o.Addr, err)), conn.Close())

@@ -20,7 +20,8 @@ import (
 
 // Write stores a batch: one columnar INSERT per table (several when a
 // table has more than MaxInsertRows rows), in the order exchanges,
-// bodies, annotations, quarantine. Each INSERT carries the deduplication
+// bodies, annotations, quarantine, then the ingest state (state.go). A
+// half whose event is already stored with its other half is left out. Each INSERT carries the deduplication
 // token "<batch token>:<table>:<part>", so a batch the pipeline retries
 // after a failure half way (or after an unacknowledged commit) is not
 // stored twice. Write returns nil only after every INSERT was committed.
@@ -30,6 +31,10 @@ import (
 func (s *Store) Write(ctx context.Context, b *schema.Batch) error {
 	start := time.Now()
 	if err := s.ready(ctx); err != nil {
+		return err
+	}
+	b, err := s.withoutStoredHalves(ctx, b)
+	if err != nil {
 		return err
 	}
 	if len(b.Exchanges) > 0 {
@@ -57,6 +62,9 @@ func (s *Store) Write(ctx context.Context, b *schema.Batch) error {
 		if err := s.writeTable(ctx, b.Token, "quarantine", schema.QuarantineColumns, len(b.Quarantine), func(lo, hi int) []any { return quarantineColumns(b.Quarantine[lo:hi]) }); err != nil {
 			return err
 		}
+	}
+	if err := s.writeState(ctx, b.Token, &b.State); err != nil {
+		return err
 	}
 	s.warnExpired(ctx, "exchanges", func(i int) time.Time { return b.Exchanges[i].TS }, len(b.Exchanges))
 	s.warnExpired(ctx, "exchange_bodies", func(i int) time.Time { return b.Bodies[i].TS }, len(b.Bodies))

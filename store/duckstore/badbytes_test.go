@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcplens/mcplens/pipeline/statetest"
 )
 
 // Issue 12, case 4: no byte wedges the stream. A raw 0xFF (and a NUL) in a
@@ -25,19 +27,20 @@ func TestBadBytesNeverWedge(t *testing.T) {
 			i, 10+i/3600, i/60%60, i%60, server, session, i, body)
 	}
 	good := `{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[]}}`
-	src := &logSource{}
+	var msgs [][]byte
 	for i := range 200 {
-		src.msgs = append(src.msgs, line(i, "kv", "s-1", good))
+		msgs = append(msgs, line(i, "kv", "s-1", good))
 	}
 	badBody := "{\"jsonrpc\":\"2.0\",\"id\":200,\"error\":{\"code\":-32603,\"message\":\"cut \xe2\x82\xff\"}}"
-	src.msgs = append(src.msgs,
+	msgs = append(msgs,
 		line(200, "kv", "s-1", strings.ReplaceAll(badBody, `"`, `\"`)),
 		line(201, "k\xffv", "s-1", good),
 		line(202, "kv", "s-\xc0", good),
 		line(203, "kv", "s-1", `\u0000\u0000`),
 		line(3600, "kv", "s-1", good)) // moves the watermark past the others
-	n := int64(len(src.msgs))
-	runUntil(t, store, src, func() bool { _, c := src.state(); return c == n })
+	n := int64(len(msgs))
+	src := statetest.NewSource(msgs...)
+	statetest.RunUntil(t, store, src, func() bool { return src.Committed() == n })
 
 	var stored, quarantined int
 	if err := store.db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM exchanges), (SELECT count(*) FROM quarantine)`).Scan(&stored, &quarantined); err != nil {

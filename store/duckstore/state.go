@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/mcplens/mcplens/schema"
@@ -13,10 +14,19 @@ import (
 var loadStateSQL string
 
 // LoadState returns the ingest state the batches stored (pipeline.StateSink):
-// every stream's mark and its waiting events in offset order. A DuckDB
-// file has one writer, so the one ingester that writes it owns every
-// stream's state.
-func (s *Store) LoadState(ctx context.Context) ([]schema.StreamState, error) {
+// the marks of streams (nil: every stream) and their waiting events in
+// offset order. A DuckDB file has one writer, so the one ingester that
+// writes it owns every stream's state, and the tables are small: they are
+// read whole and filtered here.
+func (s *Store) LoadState(ctx context.Context, streams []string) ([]schema.StreamState, error) {
+	out, err := s.loadState(ctx)
+	if err != nil || streams == nil {
+		return out, err
+	}
+	return slices.DeleteFunc(out, func(st schema.StreamState) bool { return !slices.Contains(streams, st.Mark.Stream) }), nil
+}
+
+func (s *Store) loadState(ctx context.Context) ([]schema.StreamState, error) {
 	stmts := statements(loadStateSQL)
 	rows, err := s.db.QueryContext(ctx, stmts[0])
 	if err != nil {

@@ -190,15 +190,10 @@ func (w *writer) stored(ctx context.Context, b *schema.Batch) (x, bodies map[str
 }
 
 // halfEvent is the one event id of an exchange that has only a request or
-// only a response, "" for a complete one (an exchange event has both ids).
+// only a response, "" for a complete one.
 func halfEvent(e *schema.Exchange) string {
-	switch {
-	case e.RequestEventID == "" && e.ResponseEventID != "":
-		return e.ResponseEventID
-	case e.ResponseEventID == "" && e.RequestEventID != "":
-		return e.RequestEventID
-	}
-	return ""
+	id, _ := e.HalfEvent()
+	return id
 }
 
 // writeState applies a batch's state change in its transaction: the new

@@ -1,0 +1,254 @@
+package chstore
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2"
+
+	"github.com/mcplens/mcplens/schema"
+)
+
+var (
+	//go:embed load_marks.sql
+	loadMarksSQL string
+	//go:embed load_waiting.sql
+	loadWaitingSQL string
+	//go:embed stored_halves.sql
+	storedHalvesSQL string
+)
+
+// halfSpan is how far apart in event time the two halves of one exchange
+// can be stored: the check of a batch's halves against stored exchanges
+// searches their range widened by it. It covers any pair window up to 10
+// minutes plus lateness.
+const halfSpan = 15 * time.Minute
+
+// State columns, in the order of the inserts (defaults fill written_at).
+var (
+	streamColumns   = []string{"stream", "topic", "part", "next_offset", "low_offset", "max_ts_ns"}
+	waitingColumns  = []string{"stream", "stream_offset", "event_id", "ts", "event"}
+	releasedColumns = []string{"stream", "stream_offset", "event_id"}
+)
+
+// LoadState returns the ingest state the batches stored (pipeline.StateSink)
+// for streams (nil: every stream): each stream's mark and its waiting
+// events in offset order. Several ingesters of one consumer group share
+// the tables; each loads the streams it is assigned.
+func (s *Store) LoadState(ctx context.Context, streams []string) ([]schema.StreamState, error) {
+	if err := s.ready(ctx); err != nil {
+		return nil, err
+	}
+	if streams == nil {
+		streams = []string{}
+	} else if len(streams) == 0 {
+		return nil, nil
+	}
+	rows, err := s.conn.Query(ctx, loadMarksSQL, clickhouse.Named("all", streamsAll(streams)), clickhouse.Named("streams", streams))
+	if err != nil {
+		return nil, fmt.Errorf("load ingest marks: %w", err)
+	}
+	defer rows.Close()
+	var out []schema.StreamState
+	for rows.Next() {
+		var m schema.StreamMark
+		var part int32
+		var maxNS int64
+		if err := rows.Scan(&m.Stream, &m.Topic, &part, &m.Next, &m.Low, &maxNS); err != nil {
+			return nil, fmt.Errorf("load ingest marks: %w", err)
+		}
+		m.Partition = int(part)
+		if maxNS != 0 {
+			m.MaxTS = time.Unix(0, maxNS).UTC()
+		}
+		out = append(out, schema.StreamState{Mark: m})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("load ingest marks: %w", err)
+	}
+	for i := range out {
+		if out[i].Saved, err = s.loadWaiting(ctx, out[i].Mark); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// streamsAll says whether a LoadState call asks for every stream: nil
+// became an empty list.
+func streamsAll(streams []string) bool { return len(streams) == 0 }
+
+// loadWaiting reads one stream's waiting events from its mark's Low on.
+func (s *Store) loadWaiting(ctx context.Context, m schema.StreamMark) ([]schema.SavedEvent, error) {
+	rows, err := s.conn.Query(ctx, loadWaitingSQL, clickhouse.Named("stream", m.Stream), clickhouse.Named("low", m.Low))
+	if err != nil {
+		return nil, fmt.Errorf("load waiting events of stream %q: %w", m.Stream, err)
+	}
+	defer rows.Close()
+	var out []schema.SavedEvent
+	for rows.Next() {
+		sv := schema.SavedEvent{EventRef: schema.EventRef{Stream: m.Stream}}
+		var data string
+		if err := rows.Scan(&sv.Offset, &sv.EventID, &sv.TS, &data); err != nil {
+			return nil, fmt.Errorf("load waiting events of stream %q: %w", m.Stream, err)
+		}
+		sv.Data = []byte(data)
+		out = append(out, sv)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("load waiting events of stream %q: %w", m.Stream, err)
+	}
+	return out, nil
+}
+
+// writeState stores a batch's state change after its rows: the new
+// waiting events, the released ones, then the marks, so that a mark is
+// never stored before what it counts as handled. Each insert carries the
+// batch's deduplication token like the rows.
+func (s *Store) writeState(ctx context.Context, token string, st *schema.State) error {
+	if len(st.Saved) > 0 {
+		if err := s.writeTable(ctx, token, "ingest_waiting", waitingColumns, len(st.Saved), func(lo, hi int) []any {
+			return waitingColumnsOf(st.Saved[lo:hi])
+		}); err != nil {
+			return err
+		}
+	}
+	if len(st.Released) > 0 {
+		if err := s.writeTable(ctx, token, "ingest_released", releasedColumns, len(st.Released), func(lo, hi int) []any {
+			return releasedColumnsOf(st.Released[lo:hi])
+		}); err != nil {
+			return err
+		}
+	}
+	if len(st.Streams) > 0 {
+		return s.writeTable(ctx, token, "ingest_streams", streamColumns, len(st.Streams), func(lo, hi int) []any {
+			return streamColumnsOf(st.Streams[lo:hi])
+		})
+	}
+	return nil
+}
+
+func waitingColumnsOf(rows []schema.SavedEvent) []any {
+	n := len(rows)
+	stream, off, id, ts, data := make([]string, n), make([]int64, n), make([]string, n), make([]time.Time, n), make([]string, n)
+	for i, sv := range rows {
+		stream[i], off[i], id[i], ts[i], data[i] = sv.Stream, sv.Offset, sv.EventID, stamp(sv.TS), string(sv.Data)
+	}
+	return []any{stream, off, id, ts, data}
+}
+
+func releasedColumnsOf(rows []schema.EventRef) []any {
+	n := len(rows)
+	stream, off, id := make([]string, n), make([]int64, n), make([]string, n)
+	for i, r := range rows {
+		stream[i], off[i], id[i] = r.Stream, r.Offset, r.EventID
+	}
+	return []any{stream, off, id}
+}
+
+func streamColumnsOf(rows []schema.StreamMark) []any {
+	n := len(rows)
+	stream, topic, part := make([]string, n), make([]string, n), make([]int32, n)
+	next, low, maxTS := make([]int64, n), make([]int64, n), make([]int64, n)
+	for i, m := range rows {
+		stream[i], topic[i], part[i], next[i], low[i] = m.Stream, m.Topic, int32(m.Partition), m.Next, m.Low //nolint:gosec // G115: Kafka partitions are int32
+		if !m.MaxTS.IsZero() {
+			maxTS[i] = m.MaxTS.UnixNano()
+		}
+	}
+	return []any{stream, topic, part, next, low, maxTS}
+}
+
+// withoutStoredHalves returns b less its halves (an orphan response, a
+// request without response) whose event is already stored in an exchange
+// paired with its other half: a re-read or re-sent half after its pair
+// was stored, which would otherwise be a second exchange of one call (an
+// orphan's exchange id differs), or replace the complete row (a
+// NO_RESPONSE has its request's id). b itself is not changed.
+func (s *Store) withoutStoredHalves(ctx context.Context, b *schema.Batch) (*schema.Batch, error) {
+	var reqs, resps []string
+	var lo, hi time.Time
+	for i := range b.Exchanges {
+		x := &b.Exchanges[i]
+		id, isResp := x.HalfEvent()
+		switch {
+		case id == "":
+			continue
+		case isResp:
+			resps = append(resps, id)
+		default:
+			reqs = append(reqs, id)
+		}
+		if lo.IsZero() || x.TS.Before(lo) {
+			lo = x.TS
+		}
+		if x.TS.After(hi) {
+			hi = x.TS
+		}
+	}
+	if len(reqs)+len(resps) == 0 {
+		return b, nil
+	}
+	if s.storedHalves == nil { // a store without a server (unit tests)
+		return b, nil
+	}
+	paired, err := s.storedHalves(ctx, stamp(lo.Add(-halfSpan)), stamp(hi.Add(halfSpan)), reqs, resps)
+	if err != nil {
+		return nil, err
+	}
+	if len(paired) == 0 {
+		return b, nil
+	}
+	out := *b
+	out.Exchanges, out.Bodies = nil, nil
+	skipped := map[string]bool{}
+	for i := range b.Exchanges {
+		if id, _ := b.Exchanges[i].HalfEvent(); id != "" && paired[id] {
+			skipped[b.Exchanges[i].ExchangeID] = true
+			s.log.Debug().Str("exchange_id", b.Exchanges[i].ExchangeID).Str("event_id", id).Msg("half already stored with its pair; skipped")
+			continue
+		}
+		out.Exchanges = append(out.Exchanges, b.Exchanges[i])
+	}
+	for i := range b.Bodies {
+		if !skipped[b.Bodies[i].ExchangeID] {
+			out.Bodies = append(out.Bodies, b.Bodies[i])
+		}
+	}
+	return &out, nil
+}
+
+// queryStoredHalves returns which of the half event ids (requests, then
+// responses) are stored in an exchange with their other half, within
+// [lo, hi].
+func (s *Store) queryStoredHalves(ctx context.Context, lo, hi time.Time, reqs, resps []string) (map[string]bool, error) {
+	rows, err := s.conn.Query(ctx, storedHalvesSQL, clickhouse.Named("lo", lo), clickhouse.Named("hi", hi),
+		clickhouse.Named("requests", nonEmpty(reqs)), clickhouse.Named("responses", nonEmpty(resps)))
+	if err != nil {
+		return nil, fmt.Errorf("look up stored halves: %w", err)
+	}
+	defer rows.Close()
+	paired := map[string]bool{}
+	for rows.Next() {
+		var req, resp string
+		if err := rows.Scan(&req, &resp); err != nil {
+			return nil, fmt.Errorf("look up stored halves: %w", err)
+		}
+		paired[req], paired[resp] = true, true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("look up stored halves: %w", err)
+	}
+	return paired, nil
+}
+
+// nonEmpty keeps an empty id list from binding as an empty array literal
+// of unknown type; "" never matches (halves have an id).
+func nonEmpty(ids []string) []string {
+	if len(ids) == 0 {
+		return []string{""}
+	}
+	return ids
+}

@@ -1,0 +1,186 @@
+package chstore
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/mcplens/mcplens/classify"
+	"github.com/mcplens/mcplens/pipeline"
+	"github.com/mcplens/mcplens/pipeline/statetest"
+	"github.com/mcplens/mcplens/schema"
+	"github.com/mcplens/mcplens/store/chstore/clickhousetest"
+)
+
+var _ pipeline.StateSink = (*Store)(nil)
+
+// stateStore opens one fresh database on the real server again for every
+// run, as a restarted ingester does.
+func stateStore(t *testing.T) statetest.Store {
+	s, _ := openFresh(t, clickhousetest.DSN(t))
+	dsn := clickhousetest.WithDatabase(t, clickhousetest.DSN(t), s.db)
+	return statetest.Store{
+		Open: func(t *testing.T) pipeline.StateSink {
+			s, err := Open(t.Context(), dsn, DefaultConfig(), zerolog.Nop(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		},
+		Rows: func(t *testing.T, s pipeline.StateSink) []schema.Exchange { return distinctRows(t, s.(*Store)) },
+	}
+}
+
+// distinctRows are the stored exchanges, one row per distinct content of
+// an exchange id: a replayed identical row is what readers collapse
+// (LIMIT 1 BY exchange_id), two contents of one id are a double.
+func distinctRows(t *testing.T, s *Store) []schema.Exchange {
+	t.Helper()
+	rows, err := s.conn.Query(context.Background(),
+		`SELECT DISTINCT exchange_id, request_event_id, response_event_id, outcome FROM exchanges ORDER BY exchange_id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []schema.Exchange
+	for rows.Next() {
+		var x schema.Exchange
+		var outcome string
+		if err := rows.Scan(&x.ExchangeID, &x.RequestEventID, &x.ResponseEventID, &outcome); err != nil {
+			t.Fatal(err)
+		}
+		x.Outcome = classify.Outcome(outcome)
+		out = append(out, x)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestRestartsResumeFromState(t *testing.T) { statetest.RestartsResumeFromState(t, stateStore(t)) }
+
+func TestStateReleasesOneEventOfAMessage(t *testing.T) {
+	statetest.ReleasesOneEventOfAMessage(t, stateStore(t))
+}
+
+// ClickHouse has no transaction across the state tables: a batch written
+// again (a retry after a lost acknowledgement) or a mark written late by a
+// stream's previous owner must neither move the stream back nor bring a
+// released event back, and a load reads from the smallest low offset of
+// the recent marks, the previous owner's included.
+func TestStateLateAndRepeatedWrites(t *testing.T) {
+	s, _ := openFresh(t, clickhousetest.DSN(t))
+	ctx := t.Context()
+	ts := time.Now().UTC().Add(-time.Hour).Truncate(time.Millisecond)
+	saved := func(off int64, id string) schema.SavedEvent {
+		return schema.SavedEvent{EventRef: schema.EventRef{Stream: "mcp/3", Offset: off, EventID: id}, TS: ts, Data: []byte(id)}
+	}
+	mark := func(next, low int64) []schema.StreamMark {
+		return []schema.StreamMark{{Stream: "mcp/3", Topic: "mcp", Partition: 3, Next: next, Low: low, MaxTS: ts.Add(time.Duration(next) * time.Second)}}
+	}
+	for _, b := range []schema.Batch{
+		{Token: "a", State: schema.State{Streams: mark(10, 4), Saved: []schema.SavedEvent{saved(4, "q4"), saved(9, "q9")}}},
+		// The new owner: q4 answered and released, q12 waits.
+		{Token: "b", State: schema.State{Streams: mark(20, 9), Saved: []schema.SavedEvent{saved(12, "q12")}, Released: []schema.EventRef{saved(4, "q4").EventRef}}},
+		// The previous owner's batch "a" again, late.
+		{Token: "a", State: schema.State{Streams: mark(10, 4), Saved: []schema.SavedEvent{saved(4, "q4"), saved(9, "q9")}}},
+		// A previous owner's late mark, under another token.
+		{Token: "c", State: schema.State{Streams: mark(15, 2), Saved: []schema.SavedEvent{saved(2, "q2")}}},
+	} {
+		if err := s.Write(ctx, &b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	state, err := s.LoadState(ctx, []string{"mcp/3", "mcp/4"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(state) != 1 {
+		t.Fatalf("state of %d streams, want 1: %+v", len(state), state)
+	}
+	m := state[0].Mark
+	if m.Next != 20 || m.Low != 2 || m.Partition != 3 || m.Topic != "mcp" || !m.MaxTS.Equal(ts.Add(20*time.Second)) {
+		t.Errorf("mark %+v, want next 20 (the largest), low 2 (the smallest recent), partition 3, newest event time", m)
+	}
+	var ids []string
+	for _, sv := range state[0].Saved {
+		ids = append(ids, sv.EventID)
+	}
+	if want := []string{"q2", "q9", "q12"}; !equalStrings(ids, want) {
+		t.Errorf("waiting %v, want %v (q4 released, each once, in offset order)", ids, want)
+	}
+	if all, err := s.LoadState(ctx, nil); err != nil || len(all) != 1 || len(all[0].Saved) != 3 {
+		t.Errorf("every stream's state %+v (%v), want the one stream", all, err)
+	}
+}
+
+func equalStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// A half whose event is already stored with its other half (the response
+// re-read after a restart without its request, the request whose
+// response was stored with it) is not stored again: neither as an orphan
+// of its own nor as a NO_RESPONSE replacing the complete row. A half of
+// another call is stored.
+func TestStoredHalvesSkipped(t *testing.T) {
+	s, _ := openFresh(t, clickhousetest.DSN(t))
+	ctx := t.Context()
+	ts := time.Now().UTC().Add(-time.Hour).Truncate(time.Millisecond)
+	x := func(id, req, resp string, outcome classify.Outcome, at time.Time) schema.Exchange {
+		e := schema.Exchange{ExchangeID: id, RequestEventID: req, ResponseEventID: resp, TS: at, EndTS: at, Server: "kv"}
+		e.Outcome = outcome
+		return e
+	}
+	body := func(id string, at time.Time) schema.Body { return schema.Body{ExchangeID: id, TS: at} }
+	first := schema.Batch{Token: "1", Exchanges: []schema.Exchange{x("x-1", "q-1", "r-1", classify.ToolSuccess, ts)}, Bodies: []schema.Body{body("x-1", ts)}}
+	if err := s.Write(ctx, &first); err != nil {
+		t.Fatal(err)
+	}
+	late := ts.Add(40 * time.Second)
+	again := schema.Batch{Token: "2",
+		Exchanges: []schema.Exchange{
+			x("o-r-1", "", "r-1", classify.Success, late),      // orphan of a stored pair
+			x("x-1", "q-1", "", classify.NoResponse, ts),       // NO_RESPONSE of a stored pair
+			x("o-r-9", "", "r-9", classify.Success, late),      // a true orphan
+			x("x-2", "q-2", "r-2", classify.ToolSuccess, late), // a complete exchange
+		},
+		Bodies: []schema.Body{body("o-r-1", late), body("x-1", ts), body("o-r-9", late), body("x-2", late)},
+	}
+	if err := s.Write(ctx, &again); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]classify.Outcome{}
+	for _, r := range distinctRows(t, s) {
+		if prev, ok := got[r.ExchangeID]; ok {
+			t.Errorf("%s stored as %s and %s", r.ExchangeID, prev, r.Outcome)
+		}
+		got[r.ExchangeID] = r.Outcome
+	}
+	want := map[string]classify.Outcome{"x-1": classify.ToolSuccess, "o-r-9": classify.Success, "x-2": classify.ToolSuccess}
+	if len(got) != len(want) {
+		t.Errorf("stored %v, want %v", got, want)
+	}
+	for id, o := range want {
+		if got[id] != o {
+			t.Errorf("%s stored as %q, want %q", id, got[id], o)
+		}
+	}
+	if n := count(t, s, `SELECT count() FROM exchange_bodies WHERE exchange_id = 'o-r-1'`); n != 0 {
+		t.Errorf("%d bodies of the skipped orphan stored", n)
+	}
+	if len(again.Exchanges) != 4 {
+		t.Errorf("the caller's batch changed: %d exchanges", len(again.Exchanges))
+	}
+}
