@@ -312,6 +312,18 @@ func (c *correlator) AdvanceIdle(idle time.Duration) {
 	}
 }
 
+// Paused tells the correlator that the engine read nothing for d because
+// it was not reading (a flush held the loop while the store was down or
+// slow): that time is not the source being idle, so it does not count
+// towards AdvanceIdle. Otherwise an outage longer than --idle-advance
+// jumps event time ahead, expires requests alone and makes their
+// responses, read after the outage, a second record of the exchange.
+func (c *correlator) Paused(d time.Duration) {
+	for _, st := range c.order {
+		st.lastInput = st.lastInput.Add(d)
+	}
+}
+
 // watermark is the event time up to which st's input is taken as
 // complete: its newest event time less Lateness.
 func (c *correlator) watermark(st *stream) time.Time {

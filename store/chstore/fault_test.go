@@ -85,12 +85,14 @@ type fault struct {
 type faultySink struct {
 	*Store
 	src    *pipeline.FileSource
-	before map[int]fault // by write number (retries count)
+	before map[int]fault // by batches stored so far; each fires once
 	after  map[int]fault // committed, then the ack is lost
 	faults chan fault
 	acks   chan struct{}
 
+	batchOf map[string]string // exchange id -> token of the batch that held it
 	writes  atomic.Int32
+	stored  int // writes that succeeded
 	failing bool
 	frozen  pipeline.Position
 	errs    []error
@@ -106,11 +108,21 @@ func (f *faultySink) Write(ctx context.Context, b *schema.Batch) error {
 	if f.failing && f.src.Committed() != f.frozen {
 		f.errs = append(f.errs, fmt.Errorf("write %d: the source committed %v while the store was failing (at %v)", n, f.src.Committed(), f.frozen))
 	}
-	if ft, ok := f.before[n]; ok {
+	if ft, ok := f.before[f.stored]; ok {
+		delete(f.before, f.stored)
 		f.hurt(ft)
 	}
+	// A doubled row is the store's fault only if the pipeline handed the
+	// exchange in one batch (retried under one token).
+	for _, x := range b.Exchanges {
+		if tok, ok := f.batchOf[x.ExchangeID]; ok && tok != b.Token {
+			f.errs = append(f.errs, fmt.Errorf("write %d: the pipeline handed exchange %s (%s) in batch %s after batch %s", n, x.ExchangeID, x.Outcome, b.Token, tok))
+		}
+		f.batchOf[x.ExchangeID] = b.Token
+	}
 	err := f.Store.Write(ctx, b)
-	if ft, ok := f.after[n]; ok && err == nil {
+	if ft, ok := f.after[f.stored+1]; ok && err == nil {
+		delete(f.after, f.stored+1)
 		f.hurt(ft)
 		err = errors.New("injected: the acknowledgement of a committed insert was lost")
 	}
@@ -119,6 +131,7 @@ func (f *faultySink) Write(ctx context.Context, b *schema.Batch) error {
 	}
 	if err == nil {
 		f.failing = false
+		f.stored++
 	}
 	return err
 }
@@ -129,8 +142,9 @@ func (f *faultySink) Write(ctx context.Context, b *schema.Batch) error {
 // and at a random moment during one, and stopped for a while, each time
 // restarted on the same data directory. With merges stopped, the server
 // holds every exchange exactly once: the retried batches carried their
-// deduplication tokens, and the source committed nothing while the store
-// failed.
+// deduplication tokens, the pipeline handed each exchange in one batch
+// only (the outages are not idle input: TestStoreOutageIsNotIdleness),
+// and the source committed nothing while the store failed.
 func TestServerFaults(t *testing.T) {
 	srv := clickhousetest.Start(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
@@ -161,9 +175,9 @@ func TestServerFaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer src.Close()
-	sink := &faultySink{Store: s, src: src,
+	sink := &faultySink{Store: s, src: src, batchOf: map[string]string{},
 		after:  map[int]fault{3: {kill: true, down: 2 * time.Second, stage: "after commit"}},
-		before: map[int]fault{9: {kill: true, down: time.Second, stage: "before insert"}, 14: {kill: true, soon: true, down: time.Second, stage: "during insert"}, 18: {down: 3 * time.Second, stage: "stopped a while"}},
+		before: map[int]fault{15: {kill: true, down: time.Second, stage: "before insert"}, 30: {kill: true, soon: true, down: time.Second, stage: "during insert"}, 45: {down: 3 * time.Second, stage: "stopped a while"}},
 		faults: make(chan fault), acks: make(chan struct{}),
 	}
 	pcfg := pipeline.DefaultConfig()
