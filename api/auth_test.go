@@ -100,8 +100,8 @@ func TestBodiesScope(t *testing.T) {
 	if full.Body == nil || full.Bodies != bodiesIncluded || !strings.Contains(full.Body.RequestBody, "delete_item") {
 		t.Errorf("bodies token: body %+v, bodies %q", full.Body, full.Bodies)
 	}
-	if read.Exchange.ExchangeID != full.Exchange.ExchangeID || len(read.Retries) != 2 || len(full.Retries) != 2 {
-		t.Errorf("record or retry chain differ by scope: %+v / %+v", read.Retries, full.Retries)
+	if read.Exchange.ExchangeID != full.Exchange.ExchangeID || len(read.Chain) != 2 || len(full.Chain) != 2 {
+		t.Errorf("record or retry chain differ by scope: %+v / %+v", read.Chain, full.Chain)
 	}
 }
 

@@ -92,13 +92,12 @@ func (a *API) exchanges(c *gin.Context) {
 	c.PureJSON(http.StatusOK, newPage(c, sp.From, sp.To, sp.Limit, res.rows, res.next))
 }
 
-// exchangeBody is one exchange with its chains and, with scope bodies,
-// its recorded headers and bodies.
+// exchangeBody is one exchange with its chain (one list: each link says
+// by retry_of or continues how it joins) and, with scope bodies, its
+// recorded headers and bodies.
 type exchangeBody struct {
 	Exchange schema.Exchange     `json:"exchange"`
 	Chain    []queries.ChainLink `json:"chain"`
-	Retries  []queries.ChainLink `json:"retries"`
-	Rounds   []queries.ChainLink `json:"rounds"`
 	Body     *schema.Body        `json:"body"`
 	// Bodies says why Body is what it is.
 	Bodies string `json:"bodies"`
@@ -121,7 +120,7 @@ func (a *API) exchange(c *gin.Context) {
 		a.storeError(c, err, "id")
 		return
 	}
-	b := exchangeBody{Exchange: d.Exchange, Chain: orEmpty(d.Chain), Retries: orEmpty(d.Retries), Rounds: orEmpty(d.Rounds)}
+	b := exchangeBody{Exchange: d.Exchange, Chain: orEmpty(d.Chain)}
 	if b.Exchange.Sources == nil {
 		b.Exchange.Sources = []string{}
 	}

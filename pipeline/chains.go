@@ -30,7 +30,8 @@ type lastAttempt struct {
 	id, chainID   string
 	ts            int64 // Unix nanoseconds: the ring entry that wrote it
 	attempt       int
-	done          bool // it worked (or asked for input): a repeat starts a new chain
+	origin        string // its retry_origin, which an MRTR round keeps
+	done          bool   // it worked (or asked for input): a repeat starts a new chain
 	inputRequired bool
 	unknownBefore bool // some attempt of the chain had an unknown outcome
 	session       string
@@ -116,6 +117,9 @@ func (c *chains) Link(rec *schema.Exchange) {
 		if rec.Attempt == 0 {
 			rec.Attempt = prev.attempt
 		}
+		if rec.RetryOrigin == "" {
+			rec.RetryOrigin = prev.origin
+		}
 		unknown = unknown || prev.unknownBefore
 	case !rec.Continuation && prev != nil && rec.Attempt != 1 && (!prev.done || rec.Attempt > 1):
 		// A logger's attempt=1 says it is a new call, whatever came before.
@@ -130,15 +134,13 @@ func (c *chains) Link(rec *schema.Exchange) {
 	default:
 		c.standalone(rec)
 	}
-	if rec.RetryOrigin == "" && rec.RetryOf == "" && rec.Attempt <= 1 {
-		rec.RetryOrigin = "none"
-	}
+	origin(rec)
 	if prev == nil && len(c.last) >= c.cfg.MaxKeys {
 		c.dropOldest()
 	}
 	ts := rec.TS.UnixNano()
 	l := lastAttempt{
-		id: rec.ExchangeID, chainID: rec.ChainID, ts: ts, attempt: rec.Attempt,
+		id: rec.ExchangeID, chainID: rec.ChainID, ts: ts, attempt: rec.Attempt, origin: rec.RetryOrigin,
 		done:          succeeded[rec.Outcome] || rec.Outcome == classify.InputRequired,
 		inputRequired: rec.Outcome == classify.InputRequired,
 		unknownBefore: unknown,
@@ -155,8 +157,29 @@ func (c *chains) standalone(rec *schema.Exchange) {
 	if rec.Attempt == 0 {
 		rec.Attempt = 1
 	}
-	if rec.RetryOrigin == "" && rec.Attempt <= 1 {
-		rec.RetryOrigin = "none"
+	origin(rec)
+}
+
+// What retry_origin says when no logger named who re-sent a call.
+const (
+	// originNone is a first attempt: nobody re-sent it.
+	originNone = "none"
+	// originUnknown is a re-send (linked by retry_of, or attempt > 1 as
+	// the logger declared) whose re-sender no logger named.
+	originUnknown = "unknown"
+)
+
+// origin gives every exchange a retry_origin from one vocabulary: the
+// logger's when it named one, "none" on a first attempt, "unknown" on a
+// re-send nobody named (also when a logger said "none" of what is a
+// re-send). An MRTR round has its attempt's origin (set by Link).
+func origin(rec *schema.Exchange) {
+	resent := rec.RetryOf != "" || rec.Attempt > 1
+	switch {
+	case resent && (rec.RetryOrigin == "" || rec.RetryOrigin == originNone):
+		rec.RetryOrigin = originUnknown
+	case rec.RetryOrigin == "":
+		rec.RetryOrigin = originNone
 	}
 }
 

@@ -81,23 +81,6 @@ func TestClickHouseParams(t *testing.T) {
 	}
 }
 
-func TestSplitChain(t *testing.T) {
-	chain := []ChainLink{
-		{ExchangeID: "a"}, {ExchangeID: "b", RetryOf: "a"},
-		{ExchangeID: "c"}, {ExchangeID: "d", Continues: "c"}, {ExchangeID: "e", RetryOf: "d"},
-	}
-	retries, rounds := splitChain(chain)
-	ids := func(l []ChainLink) (s string) {
-		for _, x := range l {
-			s += x.ExchangeID
-		}
-		return s
-	}
-	if ids(retries) != "abde" || ids(rounds) != "cd" {
-		t.Errorf("retries %s rounds %s", ids(retries), ids(rounds))
-	}
-}
-
 // FuzzParseCursor: a cursor comes from API clients; any text either fails
 // with ErrInvalid or round-trips.
 func FuzzParseCursor(f *testing.F) {

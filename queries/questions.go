@@ -255,31 +255,7 @@ func (q *Questions) Exchange(ctx context.Context, id string) (*ExchangeDetail, e
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	d.Retries, d.Rounds = splitChain(d.Chain)
 	return d, nil
-}
-
-// splitChain separates the attempts linked by retry_of from the MRTR
-// rounds linked by continues (an exchange may be in both).
-func splitChain(chain []ChainLink) (retries, rounds []ChainLink) {
-	retryIDs, roundIDs := map[string]bool{}, map[string]bool{}
-	for _, l := range chain {
-		if l.RetryOf != "" {
-			retryIDs[l.RetryOf], retryIDs[l.ExchangeID] = true, true
-		}
-		if l.Continues != "" {
-			roundIDs[l.Continues], roundIDs[l.ExchangeID] = true, true
-		}
-	}
-	for _, l := range chain {
-		if retryIDs[l.ExchangeID] {
-			retries = append(retries, l)
-		}
-		if roundIDs[l.ExchangeID] {
-			rounds = append(rounds, l)
-		}
-	}
-	return retries, rounds
 }
 
 // SessionTimeline implements Store.

@@ -170,12 +170,10 @@ type ExchangeDetail struct {
 	// Body is nil when the body is not stored (or expired: bodies have a
 	// shorter retention).
 	Body *schema.Body `json:"body"`
-	// Chain is every exchange of the exchange's chain, in order.
+	// Chain is every exchange of the exchange's chain, in order: each link
+	// says how it joins by retry_of (an attempt of the call) or continues
+	// (an MRTR round); the first has neither.
 	Chain []ChainLink `json:"chain"`
-	// Retries is the part of the chain linked by retry_of (attempts of one
-	// call), Rounds the part linked by continues (MRTR rounds).
-	Retries []ChainLink `json:"retries"`
-	Rounds  []ChainLink `json:"rounds"`
 }
 
 // TimelineRow is one exchange of a session timeline.

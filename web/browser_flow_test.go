@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
 	"sort"
 	"strings"
@@ -171,17 +172,33 @@ func browse(t *testing.T, s *site, screenshots bool) {
 		t.Errorf("bodies hidden, the page says %q", hidden)
 	}
 
-	// The retry chain of three attempts and the MRTR rounds.
-	for _, c := range []struct {
-		section, id string
-	}{{"Retry chain", longestChain(facts, true)}, {"MRTR rounds", longestChain(facts, false)}} {
-		b.run(chromedp.Navigate(s.URL + "/exchange?id=" + url.QueryEscape(c.id)))
+	// The longest retry chain and the longest MRTR chain: one chain list,
+	// each link saying how it joins.
+	for _, id := range []string{longestChain(facts, true), longestChain(facts, false)} {
+		b.run(chromedp.Navigate(s.URL + "/exchange?id=" + url.QueryEscape(id)))
 		b.settle()
-		want := len(facts.chains[facts.byID[c.id].ChainID])
-		var got int
-		b.run(chromedp.Evaluate(fmt.Sprintf(`[...document.querySelectorAll("section")].filter(s => s.querySelector("h2")?.textContent === %q).map(s => s.querySelectorAll("ol.timeline li").length)[0] ?? 0`, c.section), &got))
-		if got != want {
-			t.Errorf("%s of %s: %d entries, want %d", c.section, c.id, got, want)
+		chain := facts.chains[facts.byID[id].ChainID]
+		want := map[string]int{}
+		for _, x := range chain {
+			switch {
+			case x.Continues != "":
+				want["MRTR round"]++
+			case x.RetryOf != "":
+				want["retry"]++
+			default:
+				want["first"]++
+			}
+		}
+		var sections int
+		var joins []string
+		b.run(chromedp.Evaluate(`[...document.querySelectorAll("section")].filter(s => s.querySelector("h2")?.textContent === "Chain").length`, &sections))
+		b.run(chromedp.Evaluate(`[...document.querySelectorAll("ol.timeline li .joins")].map(e => e.textContent)`, &joins))
+		got := map[string]int{}
+		for _, j := range joins {
+			got[j]++
+		}
+		if sections != 1 || len(joins) != len(chain) || !maps.Equal(got, want) {
+			t.Errorf("chain of %s: %d chain sections, links %v, want one section with %v", id, sections, got, want)
 		}
 	}
 

@@ -59,8 +59,6 @@ func (v *View) exchanges(w http.ResponseWriter, r *http.Request) {
 // exchangeAnswer is the API's answer of /api/v1/exchanges/{id}.
 type exchangeAnswer struct {
 	Exchange schema.Exchange     `json:"exchange"`
-	Retries  []queries.ChainLink `json:"retries"`
-	Rounds   []queries.ChainLink `json:"rounds"`
 	Chain    []queries.ChainLink `json:"chain"`
 	Body     *schema.Body        `json:"body"`
 	Bodies   string              `json:"bodies"`
@@ -79,7 +77,7 @@ type exchangePage struct {
 	Tail                                          string
 	Cut                                           bool
 	RequestJSON, ResponseJSON                     string
-	Retries, Rounds                               []chainRow
+	Chain                                         []chainRow
 	SessionHref, ServerHref, ToolHref, ClientHref string
 }
 
@@ -96,6 +94,9 @@ type chainRow struct {
 	Offset  string
 	Current bool
 	Href    string
+	// Joins says how the link joins the chain: "first", "retry" (by
+	// retry_of) or "MRTR round" (by continues).
+	Joins string
 }
 
 func (v *View) exchange(w http.ResponseWriter, r *http.Request) {
@@ -112,7 +113,7 @@ func (v *View) exchange(w http.ResponseWriter, r *http.Request) {
 	x := a.Exchange
 	p := exchangePage{X: x, Body: a.Body, Bodies: a.Bodies, BodiesShown: a.Body != nil, Why: whyWords(x)}
 	p.Evidence = evidence(x)
-	p.Retries, p.Rounds = chainRows(a.Retries, x.ExchangeID), chainRows(a.Rounds, x.ExchangeID)
+	p.Chain = chainRows(a.Chain, x.ExchangeID)
 	if x.SessionID != "" {
 		p.SessionHref = link("/session", "id", x.SessionID, "from", x.TS.Add(-12*time.Hour).Format(time.RFC3339), "to", x.TS.Add(12*time.Hour).Format(time.RFC3339))
 	}
@@ -253,7 +254,13 @@ func chainRows(links []queries.ChainLink, current string) []chainRow {
 	}
 	out := make([]chainRow, len(links))
 	for i, l := range links {
-		out[i] = chainRow{ChainLink: l, Current: l.ExchangeID == current, Href: link("/exchange", "id", l.ExchangeID)}
+		out[i] = chainRow{ChainLink: l, Current: l.ExchangeID == current, Href: link("/exchange", "id", l.ExchangeID), Joins: "first"}
+		switch {
+		case l.Continues != "":
+			out[i].Joins = "MRTR round"
+		case l.RetryOf != "":
+			out[i].Joins = "retry"
+		}
 		out[i].Offset = "+" + l.TS.Sub(links[0].TS).Round(time.Millisecond).String()
 	}
 	return out

@@ -61,8 +61,8 @@ func TestExchangeDetail(t *testing.T) {
 	if d.Body == nil || !strings.Contains(d.Body.RequestBody, "delete_item") || d.Body.ResponseHeaders["content-type"] != "application/json" {
 		t.Errorf("body: %+v", d.Body)
 	}
-	if len(d.Chain) != 2 || d.Chain[0].ExchangeID != retry.RetryOf || d.Chain[1].ExchangeID != retry.ExchangeID || len(d.Retries) != 2 || len(d.Rounds) != 0 {
-		t.Errorf("chain %+v retries %d rounds %d", d.Chain, len(d.Retries), len(d.Rounds))
+	if len(d.Chain) != 2 || d.Chain[0].ExchangeID != retry.RetryOf || d.Chain[1].ExchangeID != retry.ExchangeID || d.Chain[1].RetryOf != d.Chain[0].ExchangeID {
+		t.Errorf("chain %+v", d.Chain)
 	}
 
 	last := exchangeBy(t, corpus, func(e *schema.Exchange) bool { return e.RequestEventID == "mrtr/m-3" })
@@ -70,8 +70,8 @@ func TestExchangeDetail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(d.Rounds) != 3 || d.Rounds[2].ExchangeID != last.ExchangeID || d.Rounds[0].Outcome != string(classify.InputRequired) {
-		t.Errorf("MRTR rounds: %+v", d.Rounds)
+	if len(d.Chain) != 3 || d.Chain[2].ExchangeID != last.ExchangeID || d.Chain[2].Continues != d.Chain[1].ExchangeID || d.Chain[0].Outcome != string(classify.InputRequired) {
+		t.Errorf("MRTR rounds: %+v", d.Chain)
 	}
 
 	if _, err := s.Exchange(ctx, "no-such-id"); !errors.Is(err, queries.ErrNotFound) {

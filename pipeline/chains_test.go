@@ -1,0 +1,100 @@
+package pipeline
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcplens/mcplens/classify"
+	"github.com/mcplens/mcplens/schema"
+)
+
+// TestRetryOriginOneVocabulary: every exchange of a chain says who re-sent
+// it in one vocabulary: "none" on a first attempt, the logger's word on a
+// re-send it named, "unknown" on one nobody named (never empty, never
+// "none" on a re-send), and an MRTR round has its attempt's origin.
+func TestRetryOriginOneVocabulary(t *testing.T) {
+	t0 := time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)
+	call := func(id string, sec int, outcome classify.Outcome, attempt int, origin string) schema.Exchange {
+		x := schema.Exchange{
+			ExchangeID: id, TS: t0.Add(time.Duration(sec) * time.Second), Server: "files", SessionID: "s-1",
+			Attempt: attempt, RetryOrigin: origin,
+		}
+		x.Method, x.ToolName, x.ParamsHash, x.Outcome = "tools/call", "write", "h1", outcome
+		x.OutcomeKnown = outcome != classify.HTTPError
+		return x
+	}
+	round := func(x schema.Exchange) schema.Exchange { x.Continuation = true; return x }
+	notification := schema.Exchange{ExchangeID: "n", TS: t0}
+	notification.Method, notification.Notification = "notifications/initialized", true
+	cases := []struct {
+		name string
+		in   []schema.Exchange
+		want []string // retry_origin of each, in order
+	}{
+		{"inferred retries", []schema.Exchange{
+			call("a", 0, classify.HTTPError, 0, ""), call("b", 1, classify.HTTPError, 0, ""), call("c", 2, classify.ToolSuccess, 0, ""),
+		}, []string{"none", "unknown", "unknown"}},
+		{"the client logged its SDK's retry", []schema.Exchange{
+			call("a", 0, classify.HTTPError, 0, ""), call("b", 1, classify.HTTPError, 2, "sdk"), call("c", 2, classify.ToolSuccess, 0, ""),
+		}, []string{"none", "sdk", "unknown"}},
+		{"a logger's none on a re-send", []schema.Exchange{
+			call("a", 0, classify.HTTPError, 1, "none"), call("b", 1, classify.ToolSuccess, 0, "none"),
+		}, []string{"none", "unknown"}},
+		{"attempt 3 whose earlier attempts were never seen", []schema.Exchange{
+			call("a", 0, classify.ToolSuccess, 3, ""),
+		}, []string{"unknown"}},
+		{"MRTR rounds keep their attempt's origin", []schema.Exchange{
+			call("a", 0, classify.HTTPError, 0, ""), call("b", 1, classify.InputRequired, 2, "app"), round(call("c", 2, classify.InputRequired, 0, "")),
+			round(call("d", 3, classify.ToolSuccess, 0, "")),
+		}, []string{"none", "app", "app", "app"}},
+		{"a round of a first attempt", []schema.Exchange{
+			call("a", 0, classify.InputRequired, 0, ""), round(call("b", 1, classify.ToolSuccess, 0, "")),
+		}, []string{"none", "none"}},
+		{"notification", []schema.Exchange{notification}, []string{"none"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ch := newChains(ChainConfig{}, nil)
+			for i := range c.in {
+				ch.Link(&c.in[i])
+				if got := c.in[i].RetryOrigin; got != c.want[i] {
+					t.Errorf("%s (attempt %d, retry_of %q, continues %q): retry_origin %q, want %q",
+						c.in[i].ExchangeID, c.in[i].Attempt, c.in[i].RetryOf, c.in[i].Continues, got, c.want[i])
+				}
+			}
+		})
+	}
+}
+
+// TestRetryOriginOnEveryChain checks the same over every correlate fixture
+// and the recorded SDK traffic through the whole pipeline: no exchange
+// without a retry_origin, "none" exactly on first attempts.
+func TestRetryOriginOnEveryChain(t *testing.T) {
+	files, _ := filepath.Glob("testdata/correlate/*.ndjson")
+	real, _ := filepath.Glob("../testdata/real/*.ndjson")
+	files = append(files, real...)
+	if len(files) < 5 {
+		t.Fatalf("fixtures: %v", files)
+	}
+	resent := 0
+	for _, f := range files {
+		sink, _ := runFile(t, testConfig(), readLines(t, f))
+		for _, x := range sink.exchanges {
+			first := x.RetryOf == "" && x.Attempt <= 1
+			switch {
+			case x.RetryOrigin == "":
+				t.Errorf("%s %s: no retry_origin (attempt %d, retry_of %q)", filepath.Base(f), x.ExchangeID, x.Attempt, x.RetryOf)
+			case first != (x.RetryOrigin == "none"):
+				t.Errorf("%s %s: retry_origin %q on attempt %d, retry_of %q", filepath.Base(f), x.ExchangeID, x.RetryOrigin, x.Attempt, x.RetryOf)
+			}
+			if !first && !strings.HasPrefix(x.Method, "notifications/") {
+				resent++
+			}
+		}
+	}
+	if resent == 0 {
+		t.Error("no re-sent call in the fixtures: the test checks nothing")
+	}
+}
