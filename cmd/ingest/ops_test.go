@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -20,6 +21,8 @@ import (
 
 	"github.com/mcplens/mcplens/internal/loadgen"
 	"github.com/mcplens/mcplens/pipeline/kafkatest"
+	"github.com/mcplens/mcplens/pipeline/pipelinetest"
+	"github.com/mcplens/mcplens/store/chstore/clickhousetest"
 )
 
 // longFile writes a production-shaped load (split and whole records,
@@ -200,8 +203,9 @@ func (l logFile) String() string {
 }
 
 type opsProc struct {
-	cmd *exec.Cmd
-	log logFile
+	cmd   *exec.Cmd
+	log   logFile
+	stdin io.WriteCloser // open until the test ends, for file:-
 }
 
 func startOps(t *testing.T, args ...string) *opsProc {
@@ -214,15 +218,33 @@ func startOps(t *testing.T, args ...string) *opsProc {
 	}
 	t.Cleanup(func() { f.Close() })
 	cmd.Stderr, cmd.Stdout = f, f
-	stdin, err := cmd.StdinPipe() // open until the test ends, for file:-
+	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
+	p.stdin = stdin
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait(); stdin.Close() })
 	return p
+}
+
+// waitReadyz polls /readyz until it answers want, failing the test after
+// within; it returns how long that took.
+func waitReadyz(t *testing.T, addr string, log logFile, want int, within time.Duration, when string) time.Duration {
+	t.Helper()
+	start := time.Now()
+	var code int
+	var body string
+	for time.Since(start) < within {
+		if code, body = probe(addr, "/readyz"); code == want {
+			return time.Since(start)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("/readyz %d %q for %s %s, want %d\nlog:\n%s", code, body, within, when, want, log.String())
+	return 0
 }
 
 func waitListenAddr(t *testing.T, p interface{ String() string }) string {
@@ -266,28 +288,54 @@ func TestReadyzFollowsTheBroker(t *testing.T) {
 	p := startOps(t, "--from", fmt.Sprintf("kafka://%s/%s?group=readyz&max_wait=1s", b.Addr, topic),
 		"--to", "file:"+filepath.Join(t.TempDir(), "out.ndjson"), "--listen", "127.0.0.1:0")
 	addr := waitListenAddr(t, p.log)
-	waitStatus := func(want int, within time.Duration, when string) time.Duration {
-		t.Helper()
-		start := time.Now()
-		var code int
-		var body string
-		for time.Since(start) < within {
-			if code, body = probe(addr, "/readyz"); code == want {
-				return time.Since(start)
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
-		t.Fatalf("/readyz %d %q for %s %s, want %d\nlog:\n%s", code, body, within, when, want, p.log.String())
-		return 0
-	}
-	waitStatus(http.StatusOK, 60*time.Second, "after start")
+	waitReadyz(t, addr, p.log, http.StatusOK, 60*time.Second, "after start")
 	b.Stop(t)
-	took := waitStatus(http.StatusServiceUnavailable, 10*time.Second, "after the broker stopped")
+	took := waitReadyz(t, addr, p.log, http.StatusServiceUnavailable, 10*time.Second, "after the broker stopped")
 	t.Logf("unready %s after the broker stopped", took.Round(time.Millisecond))
 	if code, _ := probe(addr, "/healthz"); code != http.StatusOK {
 		t.Errorf("/healthz %d while the broker is down: liveness must not follow it", code)
 	}
 	b.Start(t)
-	took = waitStatus(http.StatusOK, 90*time.Second, "after the broker came back")
+	took = waitReadyz(t, addr, p.log, http.StatusOK, 90*time.Second, "after the broker came back")
 	t.Logf("ready again %s after the broker answered", took.Round(time.Millisecond))
+}
+
+// TestReadyzFollowsClickHouse: on a ClickHouse server of the test's own,
+// /readyz is 200 while the ingester can store, 503 within seconds of the
+// server being killed (while /healthz stays 200), and 200 again after it
+// restarts; the ingester then stores what came meanwhile.
+func TestReadyzFollowsClickHouse(t *testing.T) {
+	srv := clickhousetest.Start(t)
+	p := startOps(t, "--from", "file:-", "--to", srv.DSN(), "--migrate", "--listen", "127.0.0.1:0",
+		"--merge-window", "100ms", "--lateness", "100ms", "--idle-advance", "200ms", "--flush-interval", "50ms")
+	addr := waitListenAddr(t, p.log)
+	c := pipelinetest.Generate(40, 300)
+	half := len(c.Lines) / 2
+	if _, err := p.stdin.Write(append(bytes.Join(c.Lines[:half], []byte("\n")), '\n')); err != nil {
+		t.Fatal(err)
+	}
+	waitReadyz(t, addr, p.log, http.StatusOK, 60*time.Second, "after start")
+	srv.Kill(t)
+	took := waitReadyz(t, addr, p.log, http.StatusServiceUnavailable, 10*time.Second, "after the server was killed")
+	t.Logf("unready %s after the server was killed", took.Round(time.Millisecond))
+	if code, _ := probe(addr, "/healthz"); code != http.StatusOK {
+		t.Errorf("/healthz %d while the server is down: liveness must not follow it", code)
+	}
+	if code, body := probe(addr, "/readyz"); !strings.Contains(body, "sink") {
+		t.Errorf("/readyz %d %q does not name the sink", code, body)
+	}
+	if _, err := p.stdin.Write(append(bytes.Join(c.Lines[half:], []byte("\n")), '\n')); err != nil {
+		t.Fatal(err)
+	}
+	srv.Restart(t)
+	took = waitReadyz(t, addr, p.log, http.StatusOK, 60*time.Second, "after the server restarted")
+	t.Logf("ready again %s after the server answered", took.Round(time.Millisecond))
+	p.stdin.Close()
+	if err := p.cmd.Wait(); err != nil {
+		t.Fatalf("ingest: %v\n%s", err, p.log.String())
+	}
+	got := strings.TrimSpace(srv.Query(t, "SELECT uniqExact(exchange_id) FROM mcplens.exchanges"))
+	if want := strconv.Itoa(len(c.IDs)); got != want {
+		t.Errorf("stored %s calls after the restart, want %s\nlog:\n%s", got, want, p.log.String())
+	}
 }

@@ -129,13 +129,7 @@ func summarize(logger zerolog.Logger, report *progress.Reporter, st pipeline.Sta
 // serveAPI serves the REST API from the sink's store in this process, with
 // cmd/api's server limits (api.NewServer), until srvCtx ends.
 func serveAPI(ctx, srvCtx context.Context, g *errgroup.Group, cfg config, sink pipeline.Sink, logger zerolog.Logger, reg *prometheus.Registry) error {
-	switch f := sink.(type) {
-	case faultySink:
-		sink = f.Sink
-	case faultyStateSink:
-		sink = f.Sink
-	}
-	engine, ok := sink.(queries.Engine)
+	engine, ok := baseSink(sink).(queries.Engine)
 	if !ok {
 		return fmt.Errorf("--api-listen needs a store sink (duckdb: or clickhouse://), not %s", cfg.To)
 	}
@@ -154,6 +148,17 @@ func serveAPI(ctx, srvCtx context.Context, g *errgroup.Group, cfg config, sink p
 	logger.Info().Str("addr", ln.Addr().String()).Msg("serving the REST API from the same store")
 	g.Go(func() error { return serve.Run(srvCtx, api.NewServer(cfg.API, a), ln, 10*time.Second, logger, "api") })
 	return nil
+}
+
+// baseSink is the store under a --fault-file wrapper.
+func baseSink(sink pipeline.Sink) pipeline.Sink {
+	switch f := sink.(type) {
+	case faultySink:
+		return f.Sink
+	case faultyStateSink:
+		return f.Sink
+	}
+	return sink
 }
 
 // faultySink fails writes while a file exists: a way for end-to-end tests
@@ -208,8 +213,9 @@ func opsHandler(reg *prometheus.Registry, rd readiness) http.Handler {
 
 // readiness says whether the ingester is doing its work: the engine runs,
 // the source can consume (for Kafka: the broker answers and this member
-// has partitions of a stable group) and the sink answers (stores that can
-// be pinged).
+// has partitions of a stable group) and the sink answers (ClickHouse: the
+// server answers a ping and the database exists; DuckDB: the file is
+// open).
 type readiness struct {
 	running *atomic.Bool
 	source  pipeline.Source
@@ -225,16 +231,17 @@ func (rd readiness) check(ctx context.Context) error {
 			return fmt.Errorf("source: %w", err)
 		}
 	}
-	sink := rd.sink
-	if f, ok := sink.(faultySink); ok {
-		sink = f.Sink
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	var err error
+	switch s := baseSink(rd.sink).(type) {
+	case interface{ Ready(context.Context) error }:
+		err = s.Ready(ctx)
+	case pipeline.Pinger:
+		err = s.Ping(ctx)
 	}
-	if s, ok := sink.(interface{ Ping(context.Context) error }); ok {
-		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		defer cancel()
-		if err := s.Ping(ctx); err != nil {
-			return fmt.Errorf("sink: %w", err)
-		}
+	if err != nil {
+		return fmt.Errorf("sink: %w", err)
 	}
 	return nil
 }
