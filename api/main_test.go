@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -22,6 +21,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/mcplens/mcplens/api/apitest"
+	"github.com/mcplens/mcplens/internal/logging/logtest"
 	"github.com/mcplens/mcplens/queries"
 	"github.com/mcplens/mcplens/store/chstore/clickhousetest"
 	"github.com/mcplens/mcplens/store/duckstore"
@@ -154,25 +154,8 @@ func testTokens(t testing.TB) *Tokens {
 type testAPI struct {
 	*API
 	t    testing.TB
-	logs *syncBuffer
+	logs *logtest.Buffer
 	reg  *prometheus.Registry
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func newTestAPI(t testing.TB, store queries.Store, configure ...func(*Config)) *testAPI {
@@ -188,7 +171,7 @@ func newTestAPI(t testing.TB, store queries.Store, configure ...func(*Config)) *
 	for _, f := range configure {
 		f(&cfg)
 	}
-	logs := &syncBuffer{}
+	logs := &logtest.Buffer{}
 	reg := prometheus.NewRegistry()
 	a, err := New(cfg, Deps{
 		Store: store, Tokens: testTokens(t), Logger: zerolog.New(logs), Registerer: reg, Gatherer: reg,

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"log"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/mcplens/mcplens/internal/logging"
 	"github.com/mcplens/mcplens/schema"
 )
 
@@ -31,7 +31,7 @@ import (
 func NewProxy(upstream *url.URL, logger zerolog.Logger) *httputil.ReverseProxy {
 	p := httputil.NewSingleHostReverseProxy(upstream)
 	p.FlushInterval = -1 // pass SSE through as it is written
-	p.ErrorLog = log.New(logger.Level(zerolog.WarnLevel).With().Str("level", "warn").Logger(), "tap proxy: ", 0)
+	p.ErrorLog = logging.StdLogger(logger, zerolog.WarnLevel, "tap proxy")
 	p.ErrorHandler = proxyError
 	return p
 }

@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/mcplens/mcplens/api"
 	"github.com/mcplens/mcplens/api/apitest"
+	"github.com/mcplens/mcplens/internal/logging/logtest"
 	"github.com/mcplens/mcplens/queries"
 	"github.com/mcplens/mcplens/store/duckstore"
 )
@@ -78,28 +78,11 @@ func corpusStore(t testing.TB) queries.Store {
 	return corpusDB
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // site is a live API (and so the view) over a store, with the test
 // tokens and clock and a captured log.
 type site struct {
 	URL  string
-	logs *syncBuffer
+	logs *logtest.Buffer
 	t    testing.TB
 }
 
@@ -114,7 +97,7 @@ func startSite(t testing.TB, store queries.Store, configure ...func(*api.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuffer{}
+	logs := &logtest.Buffer{}
 	reg := prometheus.NewRegistry()
 	a, err := api.New(cfg, api.Deps{Store: store, Tokens: tokens, Logger: zerolog.New(logs), Registerer: reg, Gatherer: reg,
 		Now: func() time.Time { return testNow }})

@@ -25,6 +25,7 @@ func main() {
 	fs.Usage = func() { usage(fs) }
 	cli.ParseFlags(fs, os.Args[1:])
 	logger := logging.New(os.Stderr, cfg.LogLevel, cfg.LogFormat, "api")
+	logging.CaptureStdlib(logger)
 	cli.Validate(logger, cfg.Validate())
 	tokens, err := loadTokens(cfg.TokensFile, os.Getenv("MCPLENS_TOKENS"))
 	if err != nil {

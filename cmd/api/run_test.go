@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,12 +23,21 @@ import (
 
 	"github.com/mcplens/mcplens/api"
 	"github.com/mcplens/mcplens/api/apitest"
+	"github.com/mcplens/mcplens/internal/logging/logtest"
 )
 
 const token = "cmd-api-test-token-0123456789"
 
+// tmpDir holds what the tests share (the built binary).
+var tmpDir string
+
 func TestMain(m *testing.M) {
+	var err error
+	if tmpDir, err = os.MkdirTemp("", "cmd-api-test"); err != nil {
+		panic(err)
+	}
 	code := m.Run()
+	_ = os.RemoveAll(tmpDir)
 	if code == 0 {
 		if err := checkGoroutines(5 * time.Second); err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -91,28 +99,11 @@ func testConfig(t *testing.T, args ...string) config {
 	return cfg
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // start runs run in the background and returns the base URL, the log and
 // a stop function that cancels it and returns run's error.
-func start(t *testing.T, cfg config, tokens *api.Tokens) (string, *syncBuffer, func() error) {
+func start(t *testing.T, cfg config, tokens *api.Tokens) (string, *logtest.Buffer, func() error) {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &logtest.Buffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	addr := make(chan string, 1)
 	done := make(chan error, 1)
@@ -259,6 +250,27 @@ func TestRunDev(t *testing.T) {
 	}
 }
 
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// apiBinary builds the command once for the tests that run it.
+func apiBinary(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		binPath = filepath.Join(tmpDir, "api")
+		if out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput(); err != nil {
+			binErr = fmt.Errorf("build: %w\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
 // TestBinarySIGTERM builds the command, serves, and stops it with
 // SIGTERM: exit status 0 after a graceful shutdown.
 func TestBinarySIGTERM(t *testing.T) {
@@ -268,11 +280,7 @@ func TestBinarySIGTERM(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("no SIGTERM")
 	}
-	bin := filepath.Join(t.TempDir(), "api")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	cmd := exec.Command(bin, "--store", "duckdb:"+corpusFile(t), "--listen", "127.0.0.1:0")
+	cmd := exec.Command(apiBinary(t), "--store", "duckdb:"+corpusFile(t), "--listen", "127.0.0.1:0")
 	cmd.Env = append(os.Environ(), "MCPLENS_TOKENS="+token+" scopes=read name=bin")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

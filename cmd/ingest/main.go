@@ -29,6 +29,7 @@ func main() {
 	}
 	cli.ParseFlags(fs, os.Args[1:])
 	logger := logging.New(os.Stderr, cfg.LogLevel, cfg.LogFormat, "ingest")
+	logging.CaptureStdlib(logger)
 	cli.Validate(logger, cfg.Validate())
 	cli.Run(logger, "ingest", func(ctx context.Context) error { return run(ctx, cfg, logger) })
 }

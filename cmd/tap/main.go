@@ -98,6 +98,7 @@ func main() {
 		os.Exit(2)
 	}
 	logger := logging.New(os.Stderr, cfg.LogLevel, "json", "tap")
+	logging.CaptureStdlib(logger)
 	if err := cfg.Validate(); err != nil {
 		logger.Error().Err(err).Msg("invalid configuration")
 		os.Exit(2)
@@ -151,7 +152,7 @@ func run(ctx context.Context, cfg config, logger zerolog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", cfg.Listen, err)
 	}
-	srv := &http.Server{Handler: rec, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: rec, ReadHeaderTimeout: 10 * time.Second, ErrorLog: logging.StdLogger(logger, zerolog.WarnLevel, "net/http")}
 	errc := make(chan error, 2)
 	if cfg.MetricsListen != "" {
 		mln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", cfg.MetricsListen)
@@ -162,7 +163,7 @@ func run(ctx context.Context, cfg config, logger zerolog.Logger) error {
 		mux := http.NewServeMux()
 		mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 		mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
-		msrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		msrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: logging.StdLogger(logger, zerolog.WarnLevel, "net/http")}
 		go func() { errc <- msrv.Serve(mln) }()
 		defer func() { _ = msrv.Close() }()
 		logger.Info().Str("addr", mln.Addr().String()).Msg("serving metrics")

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/mcplens/mcplens/internal/logging/logtest"
 	"github.com/mcplens/mcplens/pipeline/kafkatest"
 )
 
@@ -25,24 +25,6 @@ import (
 // 60 s before the queue existed; through an idle tap one takes a few
 // milliseconds.
 const callBound = 2 * time.Second
-
-// syncBuffer is a log destination shared by the tap's goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.String()
-}
 
 // mcpUpstream answers tools/call with JSON for even ids and with an SSE
 // stream (chunked, as Streamable HTTP servers do) for odd ids.
@@ -83,7 +65,7 @@ func TestBrokerKilledUnderTraffic(t *testing.T) {
 	cfg.Queue.Size = 2000
 	cfg.Queue.SpillDir = t.TempDir()
 	cfg.Queue.AttemptTimeout = 2 * time.Second
-	logs := &syncBuffer{}
+	logs := &logtest.Buffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)

@@ -11,12 +11,19 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/mcplens/mcplens/internal/logging"
 )
 
 // Run serves srv on ln until ctx ends or serving fails, then shuts srv
 // down, letting in-flight requests finish for at most grace, and logs how
-// long that took. It returns nil after a clean shutdown.
+// long that took. It returns nil after a clean shutdown. Without an
+// ErrorLog of its own, srv's errors (a panic in a handler, a superfluous
+// WriteHeader, an accept error) go to logger as warnings.
 func Run(ctx context.Context, srv *http.Server, ln net.Listener, grace time.Duration, logger zerolog.Logger, name string) error {
+	if srv.ErrorLog == nil {
+		srv.ErrorLog = logging.StdLogger(logger, zerolog.WarnLevel, "net/http")
+	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	select {

@@ -8,6 +8,9 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/mcplens/mcplens/internal/logging"
+	"github.com/mcplens/mcplens/internal/logging/logtest"
 )
 
 func TestRunServesUntilCancelled(t *testing.T) {
@@ -57,5 +60,40 @@ func TestRunReportsServeError(t *testing.T) {
 	ln.Close() // Serve fails at once
 	if err := Run(context.Background(), &http.Server{ReadHeaderTimeout: time.Second}, ln, time.Second, zerolog.Nop(), "x"); err == nil {
 		t.Error("a failed Serve must be reported")
+	}
+}
+
+// TestRunLogsServerErrorsAsJSON: what net/http itself reports about a
+// handler (here a second WriteHeader) reaches the logger as a zerolog
+// entry, not a plain log line on stderr.
+func TestRunLogsServerErrorsAsJSON(t *testing.T) {
+	ln, err := Listen(context.Background(), "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs logtest.Buffer
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusOK)
+		w.WriteHeader(http.StatusInternalServerError) // superfluous: net/http logs it
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		errc <- Run(ctx, &http.Server{Handler: mux, ReadHeaderTimeout: time.Second}, ln, time.Second, logging.New(&logs, "info", "json", "test"), "test")
+	}()
+	resp, err := http.Get("http://" + ln.Addr().String() + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	cancel()
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	entries := logtest.CheckLines(t, "serve.Run", []byte(logs.String()), "test")
+	e := logtest.Find(entries, "superfluous response.WriteHeader")
+	if e == nil || e["level"] != "warn" || e["logger"] != "net/http" {
+		t.Errorf("net/http's complaint as a warning from net/http: %v in %s", e, logs.String())
 	}
 }
