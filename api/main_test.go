@@ -11,8 +11,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"runtime"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -21,6 +19,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/mcplens/mcplens/api/apitest"
+	"github.com/mcplens/mcplens/internal/leaktest"
 	"github.com/mcplens/mcplens/internal/logging/logtest"
 	"github.com/mcplens/mcplens/queries"
 	"github.com/mcplens/mcplens/store/chstore/clickhousetest"
@@ -65,7 +64,7 @@ func TestMain(m *testing.M) {
 	releaseStalled()
 	os.RemoveAll(dir)
 	if code == 0 {
-		if err := checkGoroutines(5 * time.Second); err != nil {
+		if err := leaktest.Wait(5*time.Second, "mcplens/mcplens/api."); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			code = 1
 		}
@@ -77,29 +76,6 @@ func TestMain(m *testing.M) {
 		}
 	}
 	os.Exit(code)
-}
-
-// checkGoroutines waits until no goroutine runs code of this package (a
-// store call left behind, a rate limiter, a server), else reports them.
-func checkGoroutines(wait time.Duration) error {
-	deadline := time.Now().Add(wait)
-	for {
-		buf := make([]byte, 1<<20)
-		buf = buf[:runtime.Stack(buf, true)]
-		var leaked []string
-		for _, g := range strings.Split(string(buf), "\n\n") {
-			if strings.Contains(g, "mcplens/mcplens/api.") && !strings.Contains(g, "checkGoroutines") && !strings.Contains(g, "TestMain") {
-				leaked = append(leaked, g)
-			}
-		}
-		if len(leaked) == 0 {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("goroutines of package api still running:\n\n%s", strings.Join(leaked, "\n\n"))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 // corpusStore is the store holding the conformance corpus, shared by the

@@ -23,6 +23,7 @@ import (
 
 	"github.com/mcplens/mcplens/api"
 	"github.com/mcplens/mcplens/api/apitest"
+	"github.com/mcplens/mcplens/internal/leaktest"
 	"github.com/mcplens/mcplens/internal/logging/logtest"
 )
 
@@ -39,36 +40,12 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	_ = os.RemoveAll(tmpDir)
 	if code == 0 {
-		if err := checkGoroutines(5 * time.Second); err != nil {
+		if err := leaktest.Wait(5*time.Second, "main.run", "mcplens/mcplens/api.", "net/http.(*Server).Serve"); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			code = 1
 		}
 	}
 	os.Exit(code)
-}
-
-// checkGoroutines waits until no goroutine of run or of the API is left,
-// else reports them.
-func checkGoroutines(wait time.Duration) error {
-	deadline := time.Now().Add(wait)
-	for {
-		buf := make([]byte, 1<<20)
-		buf = buf[:runtime.Stack(buf, true)]
-		var leaked []string
-		for _, g := range strings.Split(string(buf), "\n\n") {
-			if (strings.Contains(g, "main.run") || strings.Contains(g, "mcplens/mcplens/api.") || strings.Contains(g, "net/http.(*Server).Serve")) &&
-				!strings.Contains(g, "checkGoroutines") {
-				leaked = append(leaked, g)
-			}
-		}
-		if len(leaked) == 0 {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("goroutines still running after the tests:\n\n%s", strings.Join(leaked, "\n\n"))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 // corpusFile writes the conformance corpus to a closed DuckDB file.

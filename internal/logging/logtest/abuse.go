@@ -50,7 +50,7 @@ func AbuseHTTP(t testing.TB, addr string) {
 // dialing it (a Kafka reader, a ClickHouse driver) is refused.
 func RefusedAddr(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
