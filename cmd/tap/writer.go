@@ -53,6 +53,11 @@ func openSink(to string, attempt time.Duration) (tap.BatchWriter, func() error, 
 			// it (auto.create.topics.enable); production clusters create
 			// it ahead with the partitions they want.
 			AllowAutoTopicCreation: true,
+			// After a broker restart the first metadata can show a
+			// partition without a leader; kafka-go keeps metadata for its
+			// TTL (6 s by default) and fails every produce meanwhile, which
+			// outlasts a graceful stop. Refresh it every second instead.
+			Transport: &kafka.Transport{MetadataTTL: time.Second},
 		}
 		return kafkaSink{w}, w.Close, nil
 	}
