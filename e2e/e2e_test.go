@@ -256,7 +256,7 @@ func TestTapKafkaIngestAPIUnderFaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if n != recorded || distinct != recorded {
-		t.Errorf("%d rows, %d distinct exchanges for %d recorded events", n, distinct, recorded)
+		t.Errorf("%d rows, %d distinct exchanges for %d recorded events; not stored:\n%s", n, distinct, recorded, notStored(t, ctx, db, b.Addr, topic))
 	}
 	if len(q) != 1 || !strings.Contains(q[0].Raw, "poison") {
 		t.Errorf("quarantine holds %d rows, want exactly the poison message: %+v", len(q), q)
@@ -319,9 +319,36 @@ func topicEnd(t *testing.T, brokers, topic string) float64 {
 	return n
 }
 
+// notStored lists the topic's events whose exchange id the store lacks,
+// each cut to 400 bytes.
+func notStored(t *testing.T, ctx context.Context, db, brokers, topic string) string {
+	store, err := duckstore.OpenReadOnly(ctx, db, duckstore.Options{})
+	if err != nil {
+		return err.Error()
+	}
+	defer store.Close()
+	var out []string
+	for _, v := range kafkatest.Values(t, brokers, topic) {
+		var ev struct {
+			ExchangeID string `json:"exchange_id"`
+		}
+		if json.Unmarshal(v, &ev) != nil {
+			continue
+		}
+		var n int
+		if err := store.DB().QueryRowContext(ctx, "SELECT count(*) FROM exchanges WHERE exchange_id = ?", ev.ExchangeID).Scan(&n); err != nil || n == 0 {
+			if len(v) > 400 {
+				v = v[:400]
+			}
+			out = append(out, string(v))
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
 // drained reports whether the ingester has committed the whole topic
 // (which it does only for what the store acknowledged) and holds nothing
-// pending.
+// pending: no half waiting for its pair, no record waiting for the merge window.
 func drained(addr string, end float64) bool {
 	resp, err := http.Get("http://" + addr + "/metrics")
 	if err != nil {
@@ -346,7 +373,10 @@ func drained(addr string, end float64) bool {
 		}
 	}
 	return seen["mcplens_ingest_committed_offset"] && sums["mcplens_ingest_committed_offset"] == end &&
-		sums["mcplens_ingest_pending"] == 0 && sums["mcplens_ingest_inflight_positions"] == 0
+		sums["mcplens_ingest_pending"] == 0 && sums["mcplens_ingest_inflight_positions"] == 0 &&
+		// With the state store the commit moves past records still
+		// waiting for the merge window: they are stored only once released.
+		seen["mcplens_ingest_merge_waiting"] && sums["mcplens_ingest_merge_waiting"] == 0
 }
 
 // TestDemo runs the one-command demo (from the tap's file, no Kafka) and

@@ -340,6 +340,7 @@ func (e *Engine) flush(ctx context.Context) error {
 	pending, bytes := e.corr.Pending()
 	e.m.pending.Set(float64(pending))
 	e.m.pendingBytes.Set(float64(bytes))
+	e.m.mergeWaiting.Set(float64(e.corr.merging.Len()))
 	if e.stateful != nil {
 		e.savedPos = append(e.savedPos, e.collectState()...)
 	}

@@ -49,6 +49,7 @@ type metrics struct {
 	exchanges     *prometheus.CounterVec // by outcome
 	pending       prometheus.Gauge
 	pendingBytes  prometheus.Gauge
+	mergeWaiting  prometheus.Gauge
 	inflight      prometheus.Gauge
 	evicted       prometheus.Counter
 	noResponse    prometheus.Counter
@@ -94,6 +95,10 @@ func newMetrics(reg prometheus.Registerer, maxServers int) *metrics {
 			Name: "mcplens_ingest_pending_bytes",
 			Help: "Estimated memory held by waiting halves.",
 		}),
+		mergeWaiting: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "mcplens_ingest_merge_waiting",
+			Help: "Exchange records waiting up to --merge-window for another observer's record of the same call (with a state store they are saved, so they hold no commit back).",
+		}),
 		inflight: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "mcplens_ingest_inflight_positions",
 			Help: "Consumed source positions not yet durably stored (they hold the commit back).",
@@ -137,7 +142,7 @@ func newMetrics(reg prometheus.Registerer, maxServers int) *metrics {
 		}, []string{"stream"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.events, m.exchanges, m.pending, m.pendingBytes, m.inflight, m.evicted,
+		reg.MustRegister(m.events, m.exchanges, m.pending, m.pendingBytes, m.mergeWaiting, m.inflight, m.evicted,
 			m.noResponse, m.sinkSeconds, m.sinkErrors, m.sinkRows, m.sinkExchanges, m.commitErrors, m.committed,
 			m.quarantined, m.byServer, m.unknownRetries)
 	}
