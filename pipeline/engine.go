@@ -64,6 +64,11 @@ type Engine struct {
 	// waiting holds the positions of the saved events still waiting: the
 	// oldest of a stream is its mark's Low.
 	waiting *offsets
+
+	// With an Assigner: the streams of its last assignment (nil before
+	// the first).
+	assigner bool
+	assigned map[string]bool
 }
 
 // New builds an engine. Start it with Run.
@@ -100,6 +105,7 @@ func New(cfg Config, d Deps) (*Engine, error) {
 	}
 	e.stateful, _ = d.Sink.(StateSink)
 	corr.track = e.stateful != nil
+	_, e.assigner = d.Source.(Assigner)
 	e.chains.sessionStart = e.clients.started
 	return e, nil
 }
@@ -123,7 +129,7 @@ func (e *Engine) Seed(recs []schema.Exchange, anns []schema.ToolAnnotation) {
 // complete is flushed and committed; halves still waiting stay uncommitted
 // and are re-read on the next start). It returns nil on both.
 func (e *Engine) Run(ctx context.Context) error {
-	if e.stateful != nil {
+	if e.stateful != nil && !e.assigner { // an Assigner's streams are resumed as assigned
 		if err := e.resume(ctx, nil); err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -180,6 +186,12 @@ func (e *Engine) loop(ctx context.Context, msgs <-chan Message, fetchErr <-chan 
 					return fmt.Errorf("fetch: %w", err)
 				}
 				return e.stop("shutdown")
+			}
+			if m.Assignment != nil {
+				if err := e.reassign(ctx, m.Assignment); err != nil {
+					return e.stopAfter(err)
+				}
+				continue
 			}
 			e.handle(m)
 			if e.batch.Len() >= e.cfg.BatchSize {
@@ -345,7 +357,7 @@ func (e *Engine) flush(ctx context.Context) error {
 		e.savedPos = append(e.savedPos, e.collectState()...)
 	}
 	if e.batch.Len() > 0 || !e.state.Empty() {
-		e.batch.Token = schema.BatchToken(positions(e.batchPos, e.savedPos))
+		e.batch.Token = schema.BatchToken(e.covered())
 		e.batch.State = e.state
 		start := time.Now()
 		if err := e.write(ctx, &e.batch); err != nil {
@@ -387,15 +399,32 @@ func (e *Engine) flush(ctx context.Context) error {
 	return nil
 }
 
-// positions yields the stream and offset of each position, for
-// [schema.BatchToken].
-func positions(lists ...[]Position) iter.Seq2[string, int64] {
+// covered yields what the batch covers, for [schema.BatchToken]: the
+// positions it stores and saves, the saved events it releases, the marks
+// and its exchange ids. A batch of exchanges made only of saved events has no
+// position of its own; the released events and ids still tell it apart.
+func (e *Engine) covered() iter.Seq2[string, int64] {
 	return func(yield func(string, int64) bool) {
-		for _, ps := range lists {
+		for _, ps := range [][]Position{e.batchPos, e.savedPos} {
 			for _, p := range ps {
 				if !yield(p.Stream, p.Offset) {
 					return
 				}
+			}
+		}
+		for _, r := range e.state.Released {
+			if !yield("released\x00"+r.Stream+"\x00"+r.EventID, r.Offset) {
+				return
+			}
+		}
+		for _, m := range e.state.Streams {
+			if !yield("mark\x00"+m.Stream, m.Next) {
+				return
+			}
+		}
+		for i := range e.batch.Exchanges {
+			if !yield("exchange\x00"+e.batch.Exchanges[i].ExchangeID, 0) {
+				return
 			}
 		}
 	}

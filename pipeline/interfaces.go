@@ -50,10 +50,32 @@ func (p Position) String() string {
 	return fmt.Sprintf("%s/%d/%d", p.Topic, p.Partition, p.Offset)
 }
 
-// Message is one raw line from a source.
+// Message is one raw line from a source, or an [Assignment].
 type Message struct {
 	Value []byte
 	Pos   Position
+	// Assignment, when not nil, is all the message says (Value and Pos
+	// are empty): the streams the source reads from now on.
+	Assignment *Assignment
+}
+
+// Assignment is what an [Assigner] reads from now on, after a rebalance
+// of its consumer group: each stream from its Offset (the group's
+// committed offset). Streams it no longer lists went to another consumer.
+type Assignment struct {
+	Streams []Position
+}
+
+// Assigner is a Source whose streams move between consumers (a Kafka
+// consumer group). Its first message, and the first after every
+// rebalance, is an Assignment. The engine then stores what it holds,
+// forgets the streams it lost (their new owner reads them from their
+// committed offset and, with a StateSink, resumes their state) and, with
+// a StateSink, loads the state of the streams it gained; it loads no
+// state at start.
+type Assigner interface {
+	Source
+	AssignsStreams()
 }
 
 // Source yields raw lines. Fetch blocks until a message is available, the

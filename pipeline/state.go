@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -180,4 +181,54 @@ func (e *Engine) replayed(m Message) bool {
 	p.Offset = next
 	e.offsets.Resume(p)
 	return m.Pos.Offset < next
+}
+
+// reassign follows a rebalance of an Assigner's group. The same streams
+// as before: nothing to do (the source reads them again from their
+// committed offsets; the offset tracker counts the deliveries and dedupe
+// drops what was handled). Otherwise the engine stores what it holds
+// (complete exchanges, and with a StateSink the waiting events and
+// marks), forgets every stream as a restart would (a stream it keeps is
+// read again from its committed offset, one it lost by its new owner),
+// and resumes the assigned streams' state. Chains, clients and tool
+// annotations are kept: they are what the stored exchanges taught.
+func (e *Engine) reassign(ctx context.Context, a *Assignment) error {
+	now := make(map[string]bool, len(a.Streams))
+	names := make([]string, 0, len(a.Streams))
+	for _, p := range a.Streams {
+		now[p.Stream] = true
+		names = append(names, p.Stream)
+	}
+	first := e.assigned == nil
+	if !first && maps.Equal(now, e.assigned) {
+		return nil
+	}
+	e.d.Logger.Info().Strs("streams", names).Bool("first", first).Msg("streams assigned")
+	if !first {
+		if err := e.flush(ctx); err != nil {
+			return err
+		}
+		e.forgetStreams()
+	}
+	e.assigned = now
+	if e.stateful == nil || len(names) == 0 {
+		return nil
+	}
+	return e.resume(ctx, names)
+}
+
+// forgetStreams drops the pipeline's per-stream state after a flush, as
+// a restart would: halves still waiting (stored in the state, or
+// uncommitted and read again), their ids in dedupe, the offsets in
+// flight and the marks.
+func (e *Engine) forgetStreams() {
+	corr := newCorrelator(e.cfg.Correlator)
+	corr.now, corr.track = e.d.Now, e.stateful != nil
+	e.corr = corr
+	e.evictSeen = 0
+	e.dedupe = newDedupe(e.cfg.Dedupe)
+	e.offsets = newOffsets()
+	e.waiting = newOffsets()
+	clear(e.marked)
+	clear(e.skipBelow)
 }

@@ -3,7 +3,6 @@ package schema
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"io"
 	"iter"
 	"strconv"
 )
@@ -27,28 +26,23 @@ func (b *Batch) Len() int {
 	return len(b.Exchanges) + len(b.Bodies) + len(b.Quarantine) + len(b.Annotations)
 }
 
-// BatchToken names a batch by the source positions it covers (stream and
-// offset pairs, in the order read), so that a store can tell a retried
-// batch from a new one: the same positions always give the same token.
+// BatchToken names a batch by what it covers (stream and offset pairs, in
+// the order given), so that a store can tell a retried batch from a new
+// one: the same pairs always give the same token, and batches that differ
+// in any pair differ in their token. Every pair counts, not only each
+// stream's range: two batches over the same range with other positions
+// (or other released events) inside it are different batches, and a
+// store that drops an insert whose token it has seen (ClickHouse) must
+// never take one for the other.
 func BatchToken(positions iter.Seq2[string, int64]) string {
-	type span struct{ lo, hi int64 }
-	spans := map[string]*span{}
-	var order []string
-	n := 0
-	for stream, off := range positions {
-		n++
-		s := spans[stream]
-		if s == nil {
-			spans[stream] = &span{off, off}
-			order = append(order, stream)
-			continue
-		}
-		s.lo, s.hi = min(s.lo, off), max(s.hi, off)
-	}
 	h := sha256.New()
-	for _, st := range order {
-		s := spans[st]
-		_, _ = io.WriteString(h, st+"\x00"+strconv.FormatInt(s.lo, 10)+"-"+strconv.FormatInt(s.hi, 10)+"\x00"+strconv.Itoa(n)+"\n")
+	var buf []byte
+	for stream, off := range positions {
+		buf = append(buf[:0], stream...)
+		buf = append(buf, 0)
+		buf = strconv.AppendInt(buf, off, 10)
+		buf = append(buf, '\n')
+		_, _ = h.Write(buf)
 	}
 	return hex.EncodeToString(h.Sum(nil)[:16])
 }

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -20,6 +19,7 @@ import (
 	"github.com/mcplens/mcplens/pipeline"
 	"github.com/mcplens/mcplens/pipeline/kafkatest"
 	"github.com/mcplens/mcplens/pipeline/pipelinetest"
+	"github.com/mcplens/mcplens/store/chstore/clickhousetest"
 	"github.com/mcplens/mcplens/store/duckstore"
 )
 
@@ -59,8 +59,10 @@ func metricSums(addr string) map[string]float64 {
 // mixed in: 2% of lines sent again later, poison lines, invalid UTF-8 in
 // a text field, and tokens in bodies.
 func chaosLines(n int, span time.Duration, seed uint64) (keys, lines [][]byte) {
+	// An hour ago: within every store's retention (ClickHouse drops rows
+	// past its TTL), and the same traffic for a seed.
 	c, _ := pipelinetest.Production(pipelinetest.Shape{Exchanges: n, Span: span, Seed: seed,
-		Start: time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)})
+		Start: time.Now().UTC().Add(-time.Hour).Truncate(time.Hour)})
 	rng := rand.New(rand.NewPCG(seed, 99))
 	for i, l := range c.Lines {
 		if i%50 == 7 { // a token a logger left in a body
@@ -82,22 +84,118 @@ func chaosLines(n int, span time.Duration, seed uint64) (keys, lines [][]byte) {
 }
 
 // TestChaos produces production-shaped traffic at a fixed rate into a
-// 6-partition topic on a broker of its own, while the ingester (to DuckDB)
-// is SIGKILLed and restarted and the broker restarted; then it compares
-// what the store holds with the ground truth read back from the topic:
-// nothing lost, nothing doubled, every bad line quarantined, no secret
-// stored. CHAOS_SECONDS (default 30: about 2.5 minutes in all, most of it the group waiting out killed members) and CHAOS_RATE (events/s, default
-// 500) set its size; `make chaos` runs a long form.
+// 6-partition topic on a broker of its own while ingesters are SIGKILLed
+// and restarted and the broker restarted; then it compares what the store
+// holds with the ground truth read back from the topic: nothing lost,
+// nothing doubled, every bad line quarantined, no secret stored.
+//
+// On DuckDB (one writer per file) one ingester is killed twice. On the
+// real ClickHouse server the group scales out: a second and a third
+// ingester join, the second is SIGKILLed and added back, the broker
+// restarts, the third leaves. CHAOS_SECONDS (default 30) and CHAOS_RATE
+// (events/s, default 500) set its size; `make chaos` runs a long form.
 func TestChaos(t *testing.T) {
-	seconds, rate := envInt("CHAOS_SECONDS", 30), envInt("CHAOS_RATE", 500)
-	b := kafkatest.StartBroker(t)
-	topic := kafkatest.NewTopic(t, b.Addr, 6)
-	keys, lines := chaosLines(seconds*rate*10/18, time.Duration(seconds)*time.Second, 12)
+	t.Run("duckdb", func(t *testing.T) { chaos(t, "duckdb") })
+	t.Run("clickhouse", func(t *testing.T) { chaos(t, "clickhouse") })
+}
 
-	var produced atomic.Int64
-	prodDone := make(chan error, 1)
+// chaosStore is where a chaos run's ingesters write and how its contents
+// are counted.
+type chaosStore struct {
+	to      string
+	migrate bool
+	// requests counts, per request event id, the distinct stored contents
+	// (exchange id, outcome, response) of the exchanges that hold it: a
+	// replay of the same row is what readers collapse, two contents are
+	// a double.
+	requests func() map[string]int
+	// counts are the distinct exchanges, quarantined positions and bodies
+	// that hold the planted token.
+	counts func() (stored, quarantined, secrets int)
+	// explain says what the store holds of a lost request (nil: nothing).
+	explain func(id string) string
+}
+
+func newChaosStore(t *testing.T, engine string) chaosStore {
+	if engine == "duckdb" {
+		db := filepath.Join(t.TempDir(), "chaos.duckdb")
+		open := func() *duckstore.Store {
+			store, err := duckstore.OpenReadOnly(context.Background(), db, duckstore.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return store
+		}
+		return chaosStore{to: "duckdb:" + db,
+			requests: func() map[string]int {
+				store := open()
+				defer store.Close()
+				got := map[string]int{}
+				rows, err := store.DB().QueryContext(context.Background(), `SELECT request_event_id FROM exchanges`)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer rows.Close()
+				for rows.Next() {
+					var id string
+					if err := rows.Scan(&id); err != nil {
+						t.Fatal(err)
+					}
+					got[id]++
+				}
+				if err := rows.Err(); err != nil {
+					t.Fatal(err)
+				}
+				return got
+			},
+			counts: func() (stored, quarantined, secrets int) {
+				store := open()
+				defer store.Close()
+				if err := store.DB().QueryRowContext(context.Background(), `SELECT (SELECT count(*) FROM exchanges), (SELECT count(*) FROM quarantine),
+					(SELECT count(*) FROM exchange_bodies WHERE contains(CAST(request_body AS VARCHAR), $1))`, "chaos-secret-token").Scan(&stored, &quarantined, &secrets); err != nil {
+					t.Fatal(err)
+				}
+				return stored, quarantined, secrets
+			}}
+	}
+	dsn, db := clickhousetest.NewDatabase(t, clickhousetest.DSN(t))
+	web := clickhousetest.HTTPURL(t)
+	query := func(stmt string) string { return clickhousetest.Query(t, web, stmt) }
+	return chaosStore{to: dsn, migrate: true,
+		explain: func(id string) string {
+			return query("SELECT 'waiting', stream, stream_offset, written_at FROM "+db+".ingest_waiting WHERE event_id = '"+id+"' UNION ALL "+
+				"SELECT 'released', stream, stream_offset, written_at FROM "+db+".ingest_released WHERE event_id = '"+id+"' UNION ALL "+
+				"SELECT 'exchange ' || exchange_id || ' ' || outcome || ' resp=' || response_event_id, '', 0, now() FROM "+db+".exchanges WHERE request_event_id = '"+id+"' OR exchange_id = '"+id+"' FORMAT TabSeparated") +
+				"\n  marks: " + query("SELECT groupArray((next_offset, low_offset, toString(written_at))) FROM "+db+".ingest_streams WHERE stream IN (SELECT stream FROM "+db+".ingest_waiting WHERE event_id = '"+id+"') AND written_at > (SELECT max(written_at) FROM "+db+".ingest_waiting WHERE event_id = '"+id+"') - 3 FORMAT TabSeparated")
+		},
+		requests: func() map[string]int {
+			got := map[string]int{}
+			out := query("SELECT request_event_id, count(DISTINCT (exchange_id, outcome, response_event_id)) FROM " + db + ".exchanges GROUP BY request_event_id FORMAT TabSeparated")
+			for _, line := range strings.Split(out, "\n") {
+				id, n, ok := strings.Cut(line, "\t")
+				if !ok {
+					continue
+				}
+				got[id], _ = strconv.Atoi(n)
+			}
+			return got
+		},
+		counts: func() (stored, quarantined, secrets int) {
+			out := query("SELECT (SELECT count(DISTINCT exchange_id) FROM " + db + ".exchanges), (SELECT count(DISTINCT position) FROM " + db + ".quarantine), " +
+				"(SELECT count() FROM " + db + ".exchange_bodies WHERE position(request_body, 'chaos-secret-token') > 0) FORMAT TabSeparated")
+			if _, err := fmt.Sscanf(out, "%d\t%d\t%d", &stored, &quarantined, &secrets); err != nil {
+				t.Fatalf("counts %q: %v", out, err)
+			}
+			return stored, quarantined, secrets
+		}}
+}
+
+// produceAtRate writes lines to topic in 20 batches a second, spread over
+// seconds, retrying through broker restarts, and reports when it is done.
+func produceAtRate(addr, topic string, keys, lines [][]byte, seconds int) <-chan error {
+	done := make(chan error, 1)
 	go func() {
-		w := &kafka.Writer{Addr: kafka.TCP(b.Addr), Topic: topic, Balancer: &kafka.Hash{}, BatchTimeout: 5 * time.Millisecond,
+		w := &kafka.Writer{Addr: kafka.TCP(addr), Topic: topic, Balancer: &kafka.Hash{}, BatchTimeout: 5 * time.Millisecond,
 			RequiredAcks: kafka.RequireAll, MaxAttempts: 20, WriteBackoffMax: time.Second}
 		defer w.Close()
 		tick := time.NewTicker(50 * time.Millisecond)
@@ -119,59 +217,121 @@ func TestChaos(t *testing.T) {
 				time.Sleep(200 * time.Millisecond) // the broker restarts; a re-sent batch may double messages, the topic is the truth
 			}
 			i += len(msgs)
-			produced.Store(int64(i))
 		}
-		prodDone <- nil
+		done <- nil
 	}()
+	return done
+}
 
-	db := filepath.Join(t.TempDir(), "chaos.duckdb")
-	metrics := fmt.Sprintf("127.0.0.1:%d", kafkatest.FreePortPair(t))
-	args := []string{"--from", fmt.Sprintf("kafka://%s/%s?group=chaos&max_wait=1s", b.Addr, topic), "--to", "duckdb:" + db,
-		"--listen", metrics, "--flush-interval", "200ms", "--idle-advance", "1s", "--retry-max", "1s"}
-	ing := startIngest(t, args...)
-	committed := func() float64 { return metricSums(metrics)["mcplens_ingest_committed_offset"] }
-	kills, restarts := 0, 0
+// chaosIngester is one member of the chaos group, with its metrics port.
+type chaosIngester struct {
+	proc    *ingestProc
+	metrics string
+}
+
+func chaos(t *testing.T, engine string) {
+	seconds, rate := envInt("CHAOS_SECONDS", 30), envInt("CHAOS_RATE", 500)
+	store := newChaosStore(t, engine)
+	b := kafkatest.StartBroker(t)
+	topic := kafkatest.NewTopic(t, b.Addr, 6)
+	keys, lines := chaosLines(seconds*rate*10/18, time.Duration(seconds)*time.Second, 12)
+	prodDone := produceAtRate(b.Addr, topic, keys, lines, seconds)
+
+	const group = "chaos"
+	var procs []*ingestProc
+	start := func(migrate bool) *chaosIngester {
+		metrics := fmt.Sprintf("127.0.0.1:%d", kafkatest.FreePortPair(t))
+		args := []string{"--from", fmt.Sprintf("kafka://%s/%s?group=%s&max_wait=1s", b.Addr, topic, group), "--to", store.to,
+			"--listen", metrics, "--flush-interval", "200ms", "--idle-advance", "1s", "--retry-max", "1s"}
+		if migrate {
+			args = append(args, "--migrate")
+		}
+		in := &chaosIngester{proc: startIngest(t, args...), metrics: metrics}
+		procs = append(procs, in.proc)
+		if migrate { // the others start on the migrated schema
+			waitFor(t, "the first ingester to serve metrics", 60*time.Second, func() bool { return metricSums(metrics) != nil })
+		}
+		return in
+	}
+	members := []*chaosIngester{start(store.migrate)}
+	kills, restarts, joins, leaves := 0, 0, 0, 0
 	var recovery []float64
-	start := time.Now()
-	for round := 1; round <= 3; round++ {
-		for time.Since(start) < time.Duration(round*seconds/4)*time.Second {
-			time.Sleep(100 * time.Millisecond)
-		}
-		if round == 2 {
-			b.Restart(t)
-			restarts++
-			continue
-		}
-		before := committed()
-		_ = ing.cmd.Process.Signal(syscall.SIGKILL)
-		_, _ = ing.cmd.Process.Wait()
+	// kill SIGKILLs member i, starts it again, and measures how long until
+	// every partition is committed past where it stood at the kill.
+	kill := func(i int) {
+		before := groupCommitted(b.Addr, group, topic)
+		_ = members[i].proc.cmd.Process.Signal(syscall.SIGKILL)
+		_, _ = members[i].proc.cmd.Process.Wait()
 		kills++
 		killed := time.Now()
-		ing = startIngest(t, args...)
-		waitFor(t, "the restarted ingester to commit past its predecessor", 120*time.Second, func() bool { return committed() > before })
+		members[i] = start(false)
+		waitFor(t, "every partition to be committed past the kill", 120*time.Second, func() bool {
+			now := groupCommitted(b.Addr, group, topic)
+			for p, off := range before {
+				if now[p] <= off && off < partitionEnd(t, b.Addr, topic, p) {
+					return false
+				}
+			}
+			return now != nil
+		})
 		recovery = append(recovery, time.Since(killed).Seconds())
+	}
+	steps := map[string][]func(){
+		"duckdb": {func() { kill(0) }, func() { b.Restart(t); restarts++ }, func() { kill(0) }},
+		"clickhouse": {
+			func() { members = append(members, start(false)); joins++ },
+			func() { members = append(members, start(false)); joins++ },
+			func() { kill(1) },
+			func() { b.Restart(t); restarts++ },
+			func() { // the third leaves the group cleanly
+				last := members[len(members)-1]
+				if err := last.proc.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+					t.Fatal(err)
+				}
+				if err := last.proc.cmd.Wait(); err != nil {
+					t.Fatalf("graceful stop of a member: %v\n%s", err, last.proc.stderr)
+				}
+				members = members[:len(members)-1]
+				leaves++
+			},
+		},
+	}[engine]
+	began := time.Now()
+	for i, step := range steps {
+		for time.Since(began) < time.Duration((i+1)*seconds)*time.Second/time.Duration(len(steps)+1) {
+			time.Sleep(100 * time.Millisecond)
+		}
+		step()
 	}
 	if err := <-prodDone; err != nil {
 		t.Fatal(err)
 	}
-	end := func() float64 {
-		_, last := topicOffsets(t, b.Addr, topic)
-		return last
-	}()
-	waitFor(t, "the ingester to commit the whole topic", 180*time.Second, func() bool {
-		m := metricSums(metrics)
-		return m["mcplens_ingest_committed_offset"] == end && m["mcplens_ingest_pending"] == 0
+	_, end := topicOffsets(t, b.Addr, topic)
+	waitFor(t, "the group to commit the whole topic", 180*time.Second, func() bool {
+		var committed int64
+		for _, off := range groupCommitted(b.Addr, group, topic) {
+			committed += off
+		}
+		pending := 0.0
+		for _, m := range members {
+			pending += metricSums(m.metrics)["mcplens_ingest_pending"]
+		}
+		return float64(committed) == end && pending == 0
 	})
-	elapsed := time.Since(start)
+	elapsed := time.Since(began)
 	// The newest exchanges of each partition wait for its watermark
 	// (lateness and merge window, 7s of event time): idle advance moves it
 	// a second per second without input.
 	time.Sleep(12 * time.Second)
-	if err := ing.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
+	for _, m := range members {
+		if err := m.proc.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := ing.cmd.Wait(); err != nil {
-		t.Fatalf("graceful stop: %v\n%s", err, ing.stderr)
+	for _, m := range members {
+		if err := m.proc.cmd.Wait(); err != nil {
+			t.Fatalf("graceful stop: %v\n%s", err, m.proc.stderr)
+		}
 	}
 
 	// Ground truth from the topic: the request of every decodable line, and
@@ -188,50 +348,86 @@ func TestChaos(t *testing.T) {
 			want[ev.EventID] = true
 		}
 	}
-	store, err := duckstore.OpenReadOnly(context.Background(), db, duckstore.Options{})
-	if err != nil {
-		t.Fatal(err)
+	var logs []string
+	for _, p := range procs {
+		logs = append(logs, p.stderr.String())
 	}
-	defer store.Close()
-	got := map[string]int{}
-	rows, err := store.DB().QueryContext(context.Background(), `SELECT request_event_id FROM exchanges`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			t.Fatal(err)
-		}
-		got[id]++
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	rows.Close()
+	got := store.requests()
 	lost, doubled := 0, 0
 	for id := range want {
 		if got[id] == 0 {
 			if lost++; lost <= 5 {
 				t.Logf("lost: request %s", id)
+				if store.explain != nil {
+					t.Logf("  the store holds: %s", store.explain(id))
+				}
 			}
 		}
 	}
 	for id, n := range got {
 		if n > 1 || !want[id] {
 			doubled += max(n-1, 1)
+			if doubled <= 5 {
+				t.Logf("doubled: request %q stored %d ways", id, n)
+			}
 		}
 	}
-	var stored, quarantined, secrets int
-	if err := store.DB().QueryRowContext(context.Background(), `SELECT (SELECT count(*) FROM exchanges), (SELECT count(*) FROM quarantine),
-		(SELECT count(*) FROM exchange_bodies WHERE contains(CAST(request_body AS VARCHAR), $1))`, "chaos-secret-token").Scan(&stored, &quarantined, &secrets); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("chaos: %ds at %d events/s: %d messages on 6 partitions, %d exchanges expected, %d stored; lost %d, doubled %d, quarantined %d (want %d); %d SIGKILLs, %d broker restarts; recovery after a kill %v s; %.0f events/s over %v",
-		seconds, rate, len(values), len(want), stored, lost, doubled, quarantined, quarantine, kills, restarts, recovery, float64(len(values))/elapsed.Seconds(), elapsed.Round(time.Second))
+	stored, quarantined, secrets := store.counts()
+	t.Logf("chaos on %s: %ds at %d events/s: %d messages on 6 partitions, %d exchanges expected, %d stored; lost %d, doubled %d, quarantined %d (want %d); %d SIGKILLs, %d broker restarts, %d joins, %d leaves; every partition committed past a kill after %v s; %.0f events/s over %v",
+		engine, seconds, rate, len(values), len(want), stored, lost, doubled, quarantined, quarantine, kills, restarts, joins, leaves, recovery, float64(len(values))/elapsed.Seconds(), elapsed.Round(time.Second))
 	if lost+doubled > 0 || quarantined != quarantine || secrets > 0 {
 		t.Errorf("lost %d, doubled %d, quarantined %d of %d, %d bodies with a secret: want 0, 0, all, 0", lost, doubled, quarantined, quarantine, secrets)
+		for i, l := range logs {
+			t.Logf("ingester %d warnings and errors:\n%s", i, warnings(l))
+		}
 	}
+}
+
+// warnings keeps a log's lines at warn level and above.
+func warnings(log string) string {
+	var out []string
+	for _, line := range strings.Split(log, "\n") {
+		if strings.Contains(line, "older than the table's TTL") {
+			continue
+		}
+		if strings.Contains(line, `"level":"warn"`) || strings.Contains(line, `"level":"error"`) || strings.Contains(line, "streams assigned") || strings.Contains(line, "resumed from") {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// groupCommitted is the group's committed offset of each partition of
+// topic, as the broker has it (nil while it does not answer).
+func groupCommitted(addr, group, topic string) map[int]int64 {
+	c := &kafka.Client{Addr: kafka.TCP(addr), Timeout: 5 * time.Second}
+	resp, err := c.OffsetFetch(context.Background(), &kafka.OffsetFetchRequest{GroupID: group, Topics: map[string][]int{topic: {0, 1, 2, 3, 4, 5}}})
+	if err != nil || resp.Error != nil {
+		return nil
+	}
+	out := map[int]int64{}
+	for _, p := range resp.Topics[topic] {
+		if p.Error != nil {
+			return nil
+		}
+		out[p.Partition] = max(p.CommittedOffset, 0)
+	}
+	return out
+}
+
+// partitionEnd is the end offset of one partition.
+func partitionEnd(t *testing.T, addr, topic string, partition int) int64 {
+	t.Helper()
+	pc, err := kafka.DialLeader(context.Background(), "tcp", addr, topic, partition)
+	if err != nil {
+		return 1 << 62 // the broker restarts: not at its end
+	}
+	defer pc.Close()
+	_, last, err := pc.ReadOffsets()
+	if err != nil {
+		return 1 << 62
+	}
+	return last
 }
 
 // topicOffsets sums the first and end offsets of a topic's partitions.

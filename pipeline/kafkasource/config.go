@@ -20,7 +20,8 @@ const (
 	DefaultMaxBytes         = 16 << 20
 	DefaultMaxWait          = 1500 * time.Millisecond
 	DefaultQueueCapacity    = 1000
-	DefaultSessionTimeout   = 10 * time.Second
+	DefaultSessionTimeout   = 6 * time.Second
+	DefaultHeartbeat        = time.Second
 	DefaultRebalanceTimeout = 10 * time.Second
 )
 
@@ -60,8 +61,14 @@ type Config struct {
 	// Fetch [1000].
 	QueueCapacity int
 	// SessionTimeout is how long the coordinator keeps a member that stopped
-	// heartbeating (heartbeats go every 3s) [10s].
+	// heartbeating [6s, the broker's least by default]: a SIGKILLed
+	// ingester's partitions move on (or to its restarted self) after it.
+	// kafka-go has no static membership (group.instance.id), so a short
+	// session is what makes a restarted member resume in seconds.
 	SessionTimeout time.Duration
+	// Heartbeat is how often a member tells the coordinator it lives [1s];
+	// at most a third of SessionTimeout.
+	Heartbeat time.Duration
 	// RebalanceTimeout is how long a rebalance waits for members to rejoin
 	// [10s]. It bounds how long a group stalls after a broker restart, when
 	// the coordinator waits for members it remembers. kafka-go rejoins in
@@ -71,7 +78,8 @@ type Config struct {
 
 // ParseURL reads kafka://HOST:PORT[,HOST:PORT...]/TOPIC[?PARAMS] with the
 // optional parameters group (default mcplens-ingest), start (first|last),
-// min_bytes, max_bytes, max_wait (a Go duration) and queue. Unknown
+// min_bytes, max_bytes, max_wait, session_timeout, heartbeat (Go
+// durations) and queue. Unknown
 // parameters are errors, so a typo is never silently ignored.
 func ParseURL(raw string) (Config, error) {
 	cfg, err := parseURL(raw)
@@ -136,6 +144,14 @@ func (c *Config) set(key, val string) error {
 		*dst = n
 		return nil
 	}
+	duration := func(dst *time.Duration, example string) error {
+		d, err := time.ParseDuration(val)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("%s=%q: want a positive duration such as %s", key, val, example)
+		}
+		*dst = d
+		return nil
+	}
 	switch key {
 	case "group":
 		if val == "" {
@@ -151,13 +167,13 @@ func (c *Config) set(key, val string) error {
 	case "queue":
 		return positive(&c.QueueCapacity)
 	case "max_wait":
-		d, err := time.ParseDuration(val)
-		if err != nil || d <= 0 {
-			return fmt.Errorf("max_wait=%q: want a positive duration such as 1500ms", val)
-		}
-		c.MaxWait = d
+		return duration(&c.MaxWait, "1500ms")
+	case "session_timeout":
+		return duration(&c.SessionTimeout, "6s")
+	case "heartbeat":
+		return duration(&c.Heartbeat, "1s")
 	default:
-		return fmt.Errorf("unknown parameter %q (known: group, start, min_bytes, max_bytes, max_wait, queue)", key)
+		return fmt.Errorf("unknown parameter %q (known: group, start, min_bytes, max_bytes, max_wait, session_timeout, heartbeat, queue)", key)
 	}
 	return nil
 }
@@ -183,6 +199,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.SessionTimeout == 0 {
 		c.SessionTimeout = DefaultSessionTimeout
+	}
+	if c.Heartbeat == 0 {
+		c.Heartbeat = DefaultHeartbeat
 	}
 	if c.RebalanceTimeout == 0 {
 		c.RebalanceTimeout = DefaultRebalanceTimeout
@@ -221,6 +240,9 @@ func (c Config) Validate() error {
 	// The broker refuses sessions under group.min.session.timeout.ms (6s).
 	if c.SessionTimeout < 6*time.Second || c.RebalanceTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("session timeout %v, rebalance timeout %v: want >= 6s and > 0", c.SessionTimeout, c.RebalanceTimeout))
+	}
+	if c.Heartbeat <= 0 || 3*c.Heartbeat > c.SessionTimeout {
+		errs = append(errs, fmt.Errorf("heartbeat %v: want > 0 and at most a third of the session timeout %v", c.Heartbeat, c.SessionTimeout))
 	}
 	return errors.Join(errs...)
 }

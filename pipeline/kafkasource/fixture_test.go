@@ -88,17 +88,48 @@ func fetchN(t *testing.T, s *Source, n int) []pipeline.Message {
 		if err != nil {
 			t.Fatalf("fetch message %d of %d: %v", len(msgs)+1, n, err)
 		}
-		msgs = append(msgs, m)
+		if m.Assignment == nil { // a generation's start: see TestRebalance
+			msgs = append(msgs, m)
+		}
 	}
 	return msgs
+}
+
+// nextAssignment fetches until the next generation's assignment and
+// returns its partitions, failing on a message that is not of one of them.
+func nextAssignment(t *testing.T, s *Source, wait time.Duration) []int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), wait)
+	defer cancel()
+	for {
+		m, err := s.Fetch(ctx)
+		if err != nil {
+			t.Fatalf("fetch until the next assignment: %v", err)
+		}
+		if m.Assignment == nil {
+			continue
+		}
+		var parts []int
+		for _, p := range m.Assignment.Streams {
+			parts = append(parts, p.Partition)
+		}
+		return parts
+	}
 }
 
 func expectNothing(t *testing.T, s *Source, wait time.Duration) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), wait)
 	defer cancel()
-	if m, err := s.Fetch(ctx); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("fetch: got %s %q, %v; want nothing before the deadline", m.Pos, m.Value, err)
+	for {
+		m, err := s.Fetch(ctx)
+		if err == nil && m.Assignment != nil {
+			continue
+		}
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("fetch: got %s %q, %v; want nothing before the deadline", m.Pos, m.Value, err)
+		}
+		return
 	}
 }
 

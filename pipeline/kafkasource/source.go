@@ -1,17 +1,20 @@
 // Package kafkasource is a pipeline.Source that reads one Kafka topic as a
-// member of a consumer group, through kafka-go's Reader.
+// member of a consumer group, through kafka-go's ConsumerGroup and one
+// partition Reader per assigned partition.
 //
 // Offsets are committed only when the pipeline calls Commit, after its sink
 // has made the batch durable, and one Commit sends one OffsetCommit request
 // for all its partitions: never one commit per message.
 //
-// Rebalances are handled by kafka-go: when the group's membership changes,
-// the Reader joins the new generation, drops messages it had buffered for
-// the old one, and resumes each partition it is assigned at the group's
-// committed offset. Messages fetched but not yet committed before a
-// rebalance (or a crash) are therefore delivered again, to this member or
-// another one; the pipeline's dedupe on event_id absorbs them. Delivery is
-// at least once.
+// Rebalances: every generation of the group starts with a message that
+// carries the member's new assignment (pipeline.Assignment), before any
+// message of that generation; messages of an earlier generation still
+// buffered are dropped. Each assigned partition is read from the group's
+// committed offset, so messages fetched but not yet committed before a
+// rebalance (or a crash) are delivered again, to this member or another
+// one. The engine hands over what it holds of a partition it lost, and
+// loads the state of one it gained, when it reads the assignment. Commit
+// skips partitions this member is no longer assigned.
 package kafkasource
 
 import (
@@ -19,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -30,7 +34,8 @@ import (
 	"github.com/mcplens/mcplens/pipeline"
 )
 
-// retryDelay spaces out the warnings while the Reader heals after an error.
+// retryDelay spaces out the warnings while the group or a partition
+// reader heals after an error, and is how long a failed join waits.
 const retryDelay = time.Second
 
 // Source reads a topic as a consumer group member. Like any pipeline.Source
@@ -38,20 +43,37 @@ const retryDelay = time.Second
 type Source struct {
 	cfg     Config
 	log     zerolog.Logger
-	reader  *kafka.Reader
+	dialer  *kafka.Dialer
+	group   *kafka.ConsumerGroup
 	metrics *metrics
 	probe   *prober
+	ctx     context.Context // ends at Close
+	stop    context.CancelFunc
+	done    chan struct{} // closed when the generation loop returned
+	queue   chan delivery
 
-	mu    sync.Mutex
-	parts map[int]*partition
+	mu       sync.Mutex
+	parts    map[int]*partition
+	gen      *kafka.Generation // the current generation, nil before the first
+	assigned map[int]bool      // its partitions
 }
 
-var _ pipeline.Source = (*Source)(nil)
+// delivery is a message of one generation, or the generation's assignment.
+type delivery struct {
+	gen    int32
+	msg    kafka.Message
+	assign *pipeline.Assignment
+}
+
+var (
+	_ pipeline.Source   = (*Source)(nil)
+	_ pipeline.Assigner = (*Source)(nil)
+)
 
 // New validates cfg (zero fields take their defaults), registers the
-// source's gauges on reg (nil: none) and starts a group Reader. It does not
-// wait for the broker: the Reader connects and joins the group in the
-// background, and Fetch blocks until it has messages.
+// source's gauges on reg (nil: none) and joins the group in the
+// background. It does not wait for the broker: Fetch blocks until the
+// first generation's assignment.
 func New(cfg Config, logger zerolog.Logger, reg prometheus.Registerer) (*Source, error) {
 	cfg.setDefaults()
 	if err := cfg.Validate(); err != nil {
@@ -63,40 +85,148 @@ func New(cfg Config, logger zerolog.Logger, reg prometheus.Registerer) (*Source,
 	}
 	clientID := newClientID()
 	logger = logger.With().Str("source", "kafka").Str("topic", cfg.Topic).Str("group", cfg.Group).Str("client_id", clientID).Logger()
-	return &Source{
-		cfg:     cfg,
-		log:     logger,
-		reader:  kafka.NewReader(cfg.readerConfig(logger, clientID)),
-		metrics: m,
-		probe:   newProber(cfg, clientID),
-		parts:   map[int]*partition{},
-	}, nil
+	dialer := &kafka.Dialer{ClientID: clientID, Timeout: 10 * time.Second, DualStack: true}
+	group, err := kafka.NewConsumerGroup(cfg.groupConfig(logger, dialer))
+	if err != nil {
+		return nil, fmt.Errorf("new kafka source: %w", err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	s := &Source{
+		cfg: cfg, log: logger, dialer: dialer, group: group, metrics: m, probe: newProber(cfg, clientID),
+		ctx: ctx, stop: stop, done: make(chan struct{}), queue: make(chan delivery, cfg.QueueCapacity),
+		parts: map[int]*partition{},
+	}
+	go s.run()
+	return s, nil
 }
 
-// readerConfig is the one adapter from Config to kafka-go options.
-func (c Config) readerConfig(logger zerolog.Logger, clientID string) kafka.ReaderConfig {
+// groupConfig is the adapter from Config to kafka-go's group options.
+func (c Config) groupConfig(logger zerolog.Logger, dialer *kafka.Dialer) kafka.ConsumerGroupConfig {
 	start := kafka.FirstOffset
 	if c.Start == StartLast {
 		start = kafka.LastOffset
 	}
-	return kafka.ReaderConfig{
+	return kafka.ConsumerGroupConfig{
+		ID:                    c.Group,
 		Brokers:               c.Brokers,
-		GroupID:               c.Group,
-		Topic:                 c.Topic,
-		StartOffset:           start,
-		MinBytes:              c.MinBytes,
-		MaxBytes:              c.MaxBytes,
-		MaxWait:               c.MaxWait,
-		QueueCapacity:         c.QueueCapacity,
+		Dialer:                dialer,
+		Topics:                []string{c.Topic},
+		HeartbeatInterval:     c.Heartbeat,
 		SessionTimeout:        c.SessionTimeout,
 		RebalanceTimeout:      c.RebalanceTimeout,
-		CommitInterval:        0, // synchronous: Commit returns once the broker has the offsets
+		JoinGroupBackoff:      retryDelay,
 		WatchPartitionChanges: true,
-		Dialer:                &kafka.Dialer{ClientID: clientID, Timeout: 10 * time.Second, DualStack: true},
+		StartOffset:           start,
 		Logger:                logTo(logger.Debug),
 		ErrorLogger:           logTo(logger.Warn),
 	}
 }
+
+// readerConfig is the adapter from Config to one partition's Reader.
+func (c Config) readerConfig(logger zerolog.Logger, dialer *kafka.Dialer, partition int) kafka.ReaderConfig {
+	return kafka.ReaderConfig{
+		Brokers:       c.Brokers,
+		Topic:         c.Topic,
+		Partition:     partition,
+		MinBytes:      c.MinBytes,
+		MaxBytes:      c.MaxBytes,
+		MaxWait:       c.MaxWait,
+		QueueCapacity: max(1, c.QueueCapacity/4),
+		// The lag comes from each message's high-water mark (message).
+		ReadLagInterval: -1,
+		Dialer:          dialer,
+		Logger:          logTo(logger.Debug),
+		ErrorLogger:     logTo(logger.Warn),
+	}
+}
+
+// run joins each generation of the group in turn until Close.
+func (s *Source) run() {
+	defer close(s.done)
+	for {
+		gen, err := s.group.Next(s.ctx)
+		switch {
+		case s.ctx.Err() != nil || errors.Is(err, kafka.ErrGroupClosed):
+			return
+		case err != nil:
+			s.log.Warn().Err(err).Msg("join consumer group failed; retrying")
+			select {
+			case <-s.ctx.Done():
+				return
+			case <-time.After(retryDelay):
+			}
+			continue
+		}
+		s.begin(gen)
+	}
+}
+
+// begin makes gen the current generation: its assignment is queued first,
+// then one reader per partition queues its messages until the generation
+// ends (a rebalance) or the Source closes.
+func (s *Source) begin(gen *kafka.Generation) {
+	parts := gen.Assignments[s.cfg.Topic]
+	slices.SortFunc(parts, func(a, b kafka.PartitionAssignment) int { return a.ID - b.ID })
+	a := &pipeline.Assignment{Streams: make([]pipeline.Position, 0, len(parts))}
+	ids := make([]int, 0, len(parts))
+	s.mu.Lock()
+	s.gen, s.assigned = gen, map[int]bool{}
+	for _, pa := range parts {
+		p := s.partitionLocked(pa.ID)
+		p.committed = max(pa.Offset, 0)
+		s.assigned[pa.ID] = true
+		a.Streams = append(a.Streams, pipeline.Position{Stream: p.stream, Topic: s.cfg.Topic, Partition: pa.ID, Offset: max(pa.Offset, 0)})
+		ids = append(ids, pa.ID)
+	}
+	s.mu.Unlock()
+	s.log.Info().Int32("generation", gen.ID).Ints("partitions", ids).Msg("consumer group generation: partitions assigned")
+	select {
+	case s.queue <- delivery{gen: gen.ID, assign: a}:
+	case <-s.ctx.Done():
+		return
+	}
+	for _, pa := range parts {
+		gen.Start(func(ctx context.Context) { s.read(ctx, gen.ID, pa) })
+	}
+}
+
+// read queues one partition's messages from its assigned offset.
+func (s *Source) read(ctx context.Context, gen int32, pa kafka.PartitionAssignment) {
+	r := kafka.NewReader(s.cfg.readerConfig(s.log, s.dialer, pa.ID))
+	defer func() {
+		if err := r.Close(); err != nil {
+			s.log.Debug().Err(err).Int("partition", pa.ID).Msg("close partition reader")
+		}
+	}()
+	if err := r.SetOffset(pa.Offset); err != nil {
+		s.log.Error().Err(err).Int("partition", pa.ID).Int64("offset", pa.Offset).Msg("set partition offset")
+		return
+	}
+	for {
+		m, err := r.FetchMessage(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			s.log.Warn().Err(err).Int("partition", pa.ID).Msg("fetch from kafka failed; retrying")
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(retryDelay):
+			}
+			continue
+		}
+		select {
+		case s.queue <- delivery{gen: gen, msg: m}:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// AssignsStreams implements pipeline.Assigner: every generation's
+// assignment comes as a message.
+func (s *Source) AssignsStreams() {}
 
 // logTo adapts a zerolog level to kafka-go's Printf-style logger, without
 // formatting when the level is off.
@@ -108,27 +238,30 @@ func logTo(level func() *zerolog.Event) kafka.LoggerFunc {
 	}
 }
 
-// Fetch returns the next message of any assigned partition, with Pos.Offset
-// the message's own offset. It blocks until a message arrives, ctx ends
-// (ctx.Err()) or the Source is closed (io.EOF). Errors the Reader recovers
-// from by itself (a broker restart, a failed group join) are logged and
-// waited out, not returned.
+// Fetch returns the next message of the current generation, with
+// Pos.Offset the message's own offset, or the generation's assignment
+// (Message.Assignment) before its first message. It blocks until one
+// arrives, ctx ends (ctx.Err()) or the Source is closed (io.EOF). Errors
+// the group and readers recover from by themselves (a broker restart, a
+// failed join) are logged and waited out, not returned.
 func (s *Source) Fetch(ctx context.Context) (pipeline.Message, error) {
 	for {
-		m, err := s.reader.FetchMessage(ctx)
-		switch {
-		case err == nil:
-			return s.message(m), nil
-		case ctx.Err() != nil:
-			return pipeline.Message{}, ctx.Err()
-		case errors.Is(err, io.EOF):
-			return pipeline.Message{}, io.EOF
-		}
-		s.log.Warn().Err(err).Msg("fetch from kafka failed; retrying")
 		select {
 		case <-ctx.Done():
 			return pipeline.Message{}, ctx.Err()
-		case <-time.After(retryDelay):
+		case <-s.ctx.Done():
+			return pipeline.Message{}, io.EOF
+		case d := <-s.queue:
+			s.mu.Lock()
+			current := s.gen != nil && s.gen.ID == d.gen
+			s.mu.Unlock()
+			switch {
+			case !current: // of a generation that ended: its partitions start over
+			case d.assign != nil:
+				return pipeline.Message{Assignment: d.assign}, nil
+			default:
+				return s.message(d.msg), nil
+			}
 		}
 	}
 }
@@ -154,6 +287,10 @@ func (s *Source) message(m kafka.Message) pipeline.Message {
 func (s *Source) partition(n int) *partition {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.partitionLocked(n)
+}
+
+func (s *Source) partitionLocked(n int) *partition {
 	p, ok := s.parts[n]
 	if !ok {
 		p = s.metrics.partition(s.cfg.Topic, n)
@@ -175,46 +312,50 @@ func (s *Source) Lag() (messages int64, partitions int) {
 }
 
 // Commit records, for each position's partition, that every message before
-// next.Offset is handled: the group resumes there. Positions that do not
-// move a partition past what this Source last committed are skipped, so a
-// commit never goes backwards; all others go in one synchronous request.
-func (s *Source) Commit(ctx context.Context, next []pipeline.Position) error {
+// next.Offset is handled: the group resumes there. Positions of partitions
+// this member is no longer assigned (their new owner commits them) and
+// positions that do not move a partition past what was last committed are
+// skipped, so a commit never goes backwards; all others go in one
+// synchronous request of the current generation.
+func (s *Source) Commit(_ context.Context, next []pipeline.Position) error {
+	s.mu.Lock()
+	gen, assigned := s.gen, s.assigned
 	want := map[int]int64{}
 	for _, pos := range next {
 		if pos.Topic != s.cfg.Topic {
+			s.mu.Unlock()
 			return fmt.Errorf("commit position %s: not of topic %q", pos, s.cfg.Topic)
 		}
-		if pos.Offset > want[pos.Partition] {
-			want[pos.Partition] = pos.Offset
-		}
-	}
-	var msgs []kafka.Message
-	for n, off := range want {
-		if off <= 0 || off <= s.partition(n).committed {
+		if !assigned[pos.Partition] || pos.Offset <= 0 || pos.Offset <= s.partitionLocked(pos.Partition).committed {
 			continue
 		}
-		// kafka-go commits msg.Offset+1, the next offset to read.
-		msgs = append(msgs, kafka.Message{Topic: s.cfg.Topic, Partition: n, Offset: off - 1})
+		want[pos.Partition] = max(want[pos.Partition], pos.Offset)
 	}
-	if len(msgs) == 0 {
+	s.mu.Unlock()
+	if len(want) == 0 {
 		return nil
 	}
-	if err := s.reader.CommitMessages(ctx, msgs...); err != nil {
+	if err := gen.CommitOffsets(map[string]map[int]int64{s.cfg.Topic: want}); err != nil {
 		return fmt.Errorf("commit offsets of topic %q for group %q: %w", s.cfg.Topic, s.cfg.Group, err)
 	}
-	for _, m := range msgs {
-		p := s.partition(m.Partition)
-		p.committed = m.Offset + 1
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for n, off := range want {
+		p := s.partitionLocked(n)
+		p.committed = max(p.committed, off)
 		p.offset.Set(float64(p.committed))
 	}
 	return nil
 }
 
-// Close leaves the group and stops the Reader; a Fetch in progress returns
-// io.EOF. Uncommitted messages are delivered again to the next member. The
-// Source's gauges are removed. Close is safe to call more than once.
+// Close leaves the group and stops the readers; a Fetch in progress
+// returns io.EOF. Uncommitted messages are delivered again to the next
+// member. The Source's gauges are removed. Close is safe to call more than
+// once.
 func (s *Source) Close() error {
-	err := s.reader.Close()
+	s.stop()
+	err := s.group.Close()
+	<-s.done
 	s.probe.close()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -222,8 +363,8 @@ func (s *Source) Close() error {
 		s.metrics.forget(s.cfg.Topic, n)
 	}
 	clear(s.parts)
-	if err != nil {
-		return fmt.Errorf("close kafka reader: %w", err)
+	if err != nil && !errors.Is(err, kafka.ErrGroupClosed) {
+		return fmt.Errorf("close kafka consumer group: %w", err)
 	}
 	return nil
 }

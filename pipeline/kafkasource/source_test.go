@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -150,8 +151,15 @@ func TestStartLast(t *testing.T) {
 	got := make(chan pipeline.Message, 1)
 	go func() {
 		defer close(got)
-		if m, err := s.Fetch(ctx); err == nil {
-			got <- m
+		for {
+			m, err := s.Fetch(ctx)
+			if err != nil {
+				return
+			}
+			if m.Assignment == nil {
+				got <- m
+				return
+			}
 		}
 	}()
 	tick := time.NewTicker(200 * time.Millisecond)
@@ -177,8 +185,13 @@ func TestCloseEndsBlockedFetch(t *testing.T) {
 	s := f.open(t)
 	errc := make(chan error, 1)
 	go func() {
-		_, err := s.Fetch(context.Background())
-		errc <- err
+		for {
+			m, err := s.Fetch(context.Background())
+			if err != nil || m.Assignment == nil {
+				errc <- err
+				return
+			}
+		}
 	}()
 	time.Sleep(500 * time.Millisecond)
 	if err := s.Close(); err != nil {
@@ -214,6 +227,92 @@ func TestMetricsShareRegistry(t *testing.T) {
 	for _, mf := range mfs {
 		if n := len(mf.GetMetric()); n != 0 {
 			t.Errorf("closed sources left %d series of %s", n, mf.GetName())
+		}
+	}
+}
+
+// Issue 12, scale-out: members of one group on a 6-partition topic. Each
+// generation starts with the member's assignment, before any of its
+// messages; a second member takes half the partitions and gives them back
+// when it leaves; a commit of a partition the member lost is skipped (its
+// new owner commits it), and a partition that comes back is read from the
+// group's committed offset.
+func TestRebalance(t *testing.T) {
+	const parts = 6
+	f := newFixture(t, parts)
+	var recs []kafkatest.Record
+	for p := range parts {
+		for i := range 5 {
+			recs = append(recs, kafkatest.Record{Partition: p, Value: fmt.Appendf(nil, "p%d-%d", p, i)})
+		}
+	}
+	kafkatest.ProduceRecords(t, f.brokers, f.topic, recs...)
+	a := f.open(t)
+	if got := nextAssignment(t, a, 60*time.Second); len(got) != parts {
+		t.Fatalf("the only member was assigned %v, want all %d partitions", got, parts)
+	}
+	first := fetchN(t, a, 5*parts)
+	var lastOf [parts]pipeline.Position
+	for _, m := range first {
+		lastOf[m.Pos.Partition] = m.Pos
+	}
+	commit := func(s *Source, ps ...pipeline.Position) {
+		t.Helper()
+		if err := s.Commit(t.Context(), ps); err != nil {
+			t.Fatal(err)
+		}
+	}
+	at := func(p int, off int64) pipeline.Position {
+		pos := lastOf[p]
+		pos.Offset = off
+		return pos
+	}
+	for p := range parts {
+		commit(a, at(p, 2)) // handled up to offset 2 of every partition
+	}
+
+	b := f.open(t)
+	gotB := nextAssignment(t, b, 60*time.Second)
+	gotA := nextAssignment(t, a, 60*time.Second)
+	if len(gotA)+len(gotB) != parts || len(gotA) == 0 || len(gotB) == 0 {
+		t.Fatalf("after the second member joined: %v and %v, want the %d partitions split", gotA, gotB, parts)
+	}
+	for _, p := range gotB {
+		if slices.Contains(gotA, p) {
+			t.Fatalf("partition %d assigned to both members (%v, %v)", p, gotA, gotB)
+		}
+	}
+	// b reads its partitions from the group's committed offset 2.
+	for _, m := range fetchN(t, b, 3*len(gotB)) {
+		if !slices.Contains(gotB, m.Pos.Partition) || m.Pos.Offset < 2 {
+			t.Fatalf("b fetched %+v, want offsets from 2 of %v", m.Pos, gotB)
+		}
+	}
+	// a lost gotB: its commit of them is skipped; b's counts.
+	lost := gotB[0]
+	commit(a, at(lost, 5))
+	commit(b, at(lost, 4))
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := nextAssignment(t, a, 60*time.Second); len(got) != parts {
+		t.Fatalf("after the second member left a has %v, want all %d", got, parts)
+	}
+	// The partitions come back from their committed offsets: 4 for the
+	// one b committed, 2 for the others (a's skipped commit did not move it).
+	seen := map[int]int64{}
+	for _, m := range fetchN(t, a, (parts-1)*3+1) {
+		if _, ok := seen[m.Pos.Partition]; !ok {
+			seen[m.Pos.Partition] = m.Pos.Offset
+		}
+	}
+	for p := range parts {
+		want := int64(2)
+		if p == lost {
+			want = 4
+		}
+		if seen[p] != want {
+			t.Errorf("partition %d came back from offset %d, want %d (the committed one)", p, seen[p], want)
 		}
 	}
 }
