@@ -132,10 +132,11 @@ bench-steady:
 	$(GO) test -run='^$$' -bench='^BenchmarkWindowCost$$' -benchtime=200000x -cpu=1 -benchmem -count=1 -timeout=30m ./pipeline && \
 	$(GO) test -run='^$$' -bench='^BenchmarkSteadyState$$' -benchtime=1x -cpu=1 -count=1 -timeout=90m ./pipeline
 
-# The long chaos form of issue 12 (needs MCPLENS_KAFKA_BROKERS, as make
-# test does): CHAOS_SECONDS of traffic at CHAOS_RATE events/s into
-# DuckDB under SIGKILLs and a broker restart. make test runs the short
-# form (TestChaos with its defaults) inside test-go.
+# The long chaos form of issue 12 (a broker of its own; CLICKHOUSE_DSN and
+# CLICKHOUSE_HTTP_URL as make test has them): CHAOS_SECONDS of traffic at
+# CHAOS_RATE events/s into DuckDB under SIGKILLs and a broker restart, and
+# into ClickHouse with members joining, killed and leaving. make test runs
+# the short form (TestChaos with its defaults) inside test-go.
 CHAOS_SECONDS ?= 600
 CHAOS_RATE ?= 20000
 .PHONY: chaos
