@@ -90,6 +90,9 @@ func startSite(t testing.TB, store queries.Store, configure ...func(*api.Config)
 	t.Helper()
 	cfg := api.DefaultConfig()
 	cfg.RateLimit = 0
+	// The race detector on a loaded CI machine can take longer than the
+	// production deadline (10 s) for a bundle; no test here is about it.
+	cfg.QueryTimeout = 2 * time.Minute
 	for _, f := range configure {
 		f(&cfg)
 	}
