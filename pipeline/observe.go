@@ -65,7 +65,7 @@ func (o *observation) exchange() classify.Exchange {
 	ex.ResponseHeaders = r.ResponseHeaders
 	ex.ResponseBody = bytesOf(r.ResponseBody)
 	ex.BodyTruncated = ex.BodyTruncated || r.BodyTruncated
-	ex.TransportError = r.TransportError
+	ex.TransportError = clientGaveUp(r)
 	ex.CloseReason = r.CloseReason
 	ex.ResponseTime = r.TS
 	if r.StreamComplete != nil {
@@ -75,6 +75,18 @@ func (o *observation) exchange() classify.Exchange {
 		}
 	}
 	return ex
+}
+
+// clientGaveUp returns r's transport_error, with the timeout that a
+// gateway logs for a client that went away before any status (attrs
+// aborted_by "client": Envoy's DC, nginx's 499, older cmd/tap records)
+// read as the client_abort it was, so that it classifies CLIENT_ABORT like
+// the same client leaving after the status, not TIMEOUT.
+func clientGaveUp(r *schema.Event) string {
+	if r.TransportError == "timeout" && attrString(r, "aborted_by") == "client" {
+		return "client_abort"
+	}
+	return r.TransportError
 }
 
 // classify fills o.result.

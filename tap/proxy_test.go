@@ -52,7 +52,8 @@ func TestProxyUpstreamRefused(t *testing.T) {
 }
 
 // TestProxyClientGivesUp: a client that times out while the upstream is
-// still working is recorded as its own timeout, not as a 502.
+// still working is recorded as the client going away (client_abort,
+// aborted_by client), not as a 502.
 func TestProxyClientGivesUp(t *testing.T) {
 	release := make(chan struct{})
 	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -77,7 +78,7 @@ func TestProxyClientGivesUp(t *testing.T) {
 		t.Fatalf("client error %v", err)
 	}
 	ev := waitEvents(t, col, 1)[0]
-	if ev.HTTPStatus != 0 || ev.TransportError != tap.TransportTimeout || string(ev.Attrs[tap.AttrAbortedBy]) != `"client"` {
+	if ev.HTTPStatus != 0 || ev.TransportError != tap.TransportClientAbort || string(ev.Attrs[tap.AttrAbortedBy]) != `"client"` {
 		t.Errorf("status=%d transport_error=%q attrs=%s: want the client's timeout, no 502", ev.HTTPStatus, ev.TransportError, ev.Attrs)
 	}
 }

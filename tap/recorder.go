@@ -34,12 +34,14 @@ const (
 )
 
 // Transport errors the recorder writes when no status reached the client:
-// TransportTimeout for a client that gave up waiting (what the client saw:
-// no answer in time; attrs "aborted_by" says "client"), TransportReset for
-// an upstream that aborted before sending a status.
+// TransportClientAbort for a client that went away first (attrs
+// "aborted_by" says "client" too), as a stream the client leaves is
+// close_reason client_abort: both classify CLIENT_ABORT, and a cancel on
+// the 2026-07-28 wire. TransportReset for an upstream that aborted before
+// sending a status.
 const (
-	TransportTimeout = "timeout"
-	TransportReset   = "connection_reset"
+	TransportClientAbort = "client_abort"
+	TransportReset       = "connection_reset"
 )
 
 // Attrs the recorder sets beside the contract fields.
@@ -145,8 +147,8 @@ func (rec *Recorder) event(r *http.Request, rw *responseWriter, start time.Time,
 		// No status reached the client.
 		switch {
 		case clientGone:
-			// What the client saw: no answer before it gave up.
-			ev.TransportError = TransportTimeout
+			// The client went away before any answer.
+			ev.TransportError = TransportClientAbort
 			ev.Attrs = map[string]json.RawMessage{AttrAbortedBy: json.RawMessage(`"client"`)}
 		case panicked:
 			ev.TransportError = TransportReset

@@ -329,7 +329,7 @@ func TestRecorderNoStatus(t *testing.T) {
 			name:    "client leaves",
 			handler: func(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() },
 			cancel:  true,
-			want:    tap.TransportTimeout,
+			want:    tap.TransportClientAbort,
 		},
 	}
 	for _, tt := range tests {
