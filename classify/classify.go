@@ -34,6 +34,7 @@ func Classify(ex *Exchange) Result {
 
 	c := classifier{ex: ex, q: &q, r: &r, p: pr}
 	c.run()
+	c.closedToCancel()
 	if r.Layer == "" {
 		r.Layer = r.Outcome.Layer()
 	}

@@ -59,8 +59,8 @@ func TestOtherSDKsTraffic(t *testing.T) {
 	}
 	// The habits the recordings exist for.
 	for sdk, outcomes := range map[string][]classify.Outcome{
-		"python":     {classify.Cancelled, classify.ToolError, classify.StreamIncomplete, classify.HTTPError, classify.TransportError},
-		"rust":       {classify.JSONRPCError, classify.ToolError, classify.StreamIncomplete, classify.HTTPError},
+		"python":     {classify.Cancelled, classify.ToolError, classify.StreamIncomplete, classify.HTTPError},
+		"rust":       {classify.Cancelled, classify.JSONRPCError, classify.ToolError, classify.StreamIncomplete, classify.HTTPError},
 		"typescript": {classify.ToolError, classify.StreamIncomplete, classify.HTTPError},
 	} {
 		for _, o := range outcomes {

@@ -31,6 +31,21 @@ type Expected struct {
 	Step, HTTPMethod, Method string
 	Status                   int
 	Outcome, Class, Advice   string
+	// Pipeline is the verdict once the exchange is seen with the others
+	// (a call whose stream the client's notifications/cancelled cut is
+	// CANCELLED), when it differs from the exchange's alone.
+	Pipeline *Verdict
+}
+
+// Verdict is an outcome, error class and retry advice.
+type Verdict struct{ Outcome, Class, Advice string }
+
+// Final is the verdict the pipeline gives the exchange.
+func (e Expected) Final() Verdict {
+	if e.Pipeline != nil {
+		return *e.Pipeline
+	}
+	return Verdict{e.Outcome, e.Class, e.Advice}
 }
 
 // UnmarshalJSON reads the manifest's array form.
@@ -39,12 +54,15 @@ func (e *Expected) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &a); err != nil {
 		return err
 	}
-	if len(a) != 7 {
-		return fmt.Errorf("manifest exchange %s: want 7 fields", b)
+	if len(a) != 7 && len(a) != 10 {
+		return fmt.Errorf("manifest exchange %s: want 7 fields, or 10 with the pipeline's verdict", b)
 	}
 	str := func(i int) string { s, _ := a[i].(string); return s }
 	status, _ := a[3].(float64)
 	*e = Expected{Step: str(0), HTTPMethod: str(1), Method: str(2), Status: int(status), Outcome: str(4), Class: str(5), Advice: str(6)}
+	if len(a) == 10 {
+		e.Pipeline = &Verdict{str(7), str(8), str(9)}
+	}
 	return nil
 }
 

@@ -61,6 +61,9 @@ type half struct {
 	index int   // in st.pending
 	next  *half // the next half waiting under the same key
 	saved bool  // held in the sink's state (see state.go)
+	// req is a request half's request key, counted in merging.pending
+	// while it waits, so that a cancel naming it waits too.
+	req string
 }
 
 func (h *half) pos() Position {
@@ -167,6 +170,11 @@ func (c *correlator) add(ev *schema.Event, pos Position, saved bool) {
 		return
 	}
 	h := &half{key: key, ev: pack(ev), st: st, off: pos.Offset, ts: ev.TS.UnixNano(), saved: saved}
+	if isReq {
+		if h.req = c.merging.pendingKey(ev); h.req != "" {
+			c.merging.pendingRequest(h.req)
+		}
+	}
 	if prev == nil {
 		c.waiting[key] = h
 	} else {
@@ -187,6 +195,9 @@ func (c *correlator) add(ev *schema.Event, pos Position, saved bool) {
 // unpend removes h from its stream's pending heap.
 func (c *correlator) unpend(h *half) {
 	heap.Remove(&h.st.pending, h.index)
+	if h.req != "" {
+		c.merging.requestDone(h.req)
+	}
 	c.npending--
 	c.bytes -= h.size()
 }
@@ -207,7 +218,7 @@ func (c *correlator) oldest() *half {
 const halfOverhead = 200
 
 // size estimates the memory a waiting half holds.
-func (h *half) size() int64 { return h.ev.size() + int64(len(h.key)) + halfOverhead }
+func (h *half) size() int64 { return h.ev.size() + int64(len(h.key)+len(h.req)) + halfOverhead }
 
 // unlink removes h, whose predecessor under key is prev, from the list.
 func (c *correlator) unlink(key string, prev, h *half) {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/mcplens/mcplens/classify"
 	"github.com/mcplens/mcplens/schema"
 )
 
@@ -25,6 +26,13 @@ type group struct {
 	// after is the group of the request a cancel names: the cancel is
 	// released after it, so that it can join the request's chain.
 	after *group
+	// cancels is, for a cancel, the request key of the call it names
+	// (requestKey); cancelAt is, for a call, when the earliest cancel naming
+	// it was sent (on the reference clock), and cut whether that was before
+	// the call's answer ended (set at release, used by record).
+	cancels  string
+	cancelAt time.Time
+	cut      bool
 	// session names the group's session ("s" key); init marks the
 	// session's initialize, which the session's other exchanges are
 	// released after (its stream closes after the client sent the next
@@ -65,7 +73,11 @@ type mergeSet struct {
 	byCall  map[string][]*group // call key, oldest first
 	byReq   map[string]*group   // "r" + server, session or client, JSON-RPC id
 	cancels map[string]*group   // the same key: a waiting cancel of that request
-	inits   map[string]*group   // "s" + server, session: its waiting initialize
+	// pending counts, by request key, the requests still waiting in the
+	// correlator for their response (split records): a cancel waits for
+	// them however long the call runs (pendingRequest, requestDone).
+	pending map[string]int
+	inits   map[string]*group // "s" + server, session: its waiting initialize
 	offsets map[string]clock
 	seq     uint64
 	n       int
@@ -73,7 +85,7 @@ type mergeSet struct {
 }
 
 func newMergeSet(window time.Duration) mergeSet {
-	return mergeSet{window: window, byID: map[string]*group{}, byCall: map[string][]*group{}, byReq: map[string]*group{}, cancels: map[string]*group{}, inits: map[string]*group{},
+	return mergeSet{window: window, byID: map[string]*group{}, byCall: map[string][]*group{}, byReq: map[string]*group{}, cancels: map[string]*group{}, inits: map[string]*group{}, pending: map[string]int{},
 		offsets: map[string]clock{}, clients: clients{byKey: map[string]*list.Element{}}}
 }
 
@@ -99,13 +111,17 @@ func (m *mergeSet) callKey(o *observation) string {
 // name from the request (2026-07-28 clients have no session), else the
 // logged client name.
 func (m *mergeSet) who(o *observation) string {
-	ev := o.first()
+	return m.whoOf(o.first(), o.req)
+}
+
+// whoOf is who for the first event of a view and its request event.
+func (m *mergeSet) whoOf(ev, req *schema.Event) string {
 	who := ev.SessionID
 	if who == "" {
-		if o.req == nil {
+		if req == nil {
 			return ""
 		}
-		name, version, ok := m.clients.wireInfo(o.req.RequestBody)
+		name, version, ok := m.clients.wireInfo(req.RequestBody)
 		if !ok {
 			name, version = ev.ClientName, ev.ClientVersion
 		}
@@ -209,6 +225,9 @@ func (m *mergeSet) waitsFor(g *group, h *groupHeap) *group {
 	if t := g.after; t != nil && t.index >= 0 && t.heap == h {
 		return t
 	}
+	if g.cancels != "" && g.after == nil && m.pending[g.cancels] > 0 {
+		return pendingCall
+	}
 	if g.session != "" && !g.init {
 		if t := m.inits[g.session]; t != nil && t != g && t.index >= 0 && t.heap == h {
 			return t
@@ -224,10 +243,17 @@ func (m *mergeSet) indexRequest(o *observation, g *group) {
 	switch {
 	case key == "":
 	case cancels:
+		g.cancels = key
+		at := m.onRefClock(o, o.ts)
 		if t := m.byReq[key]; t != nil && t != g {
 			g.after = t
+			t.cancelAt = earliest(t.cancelAt, at)
 			return
 		}
+		if c := m.cancels[key]; c != nil && c != g {
+			at = earliest(at, c.cancelAt)
+		}
+		g.cancelAt = at // kept for the call, which has not come yet
 		// The request completes after its cancel: it may come later.
 		m.cancels[key] = g
 		g.keys = append(g.keys, "c"+key)
@@ -236,6 +262,7 @@ func (m *mergeSet) indexRequest(o *observation, g *group) {
 		g.keys = append(g.keys, key)
 		if c := m.cancels[key]; c != nil && c != g && c.index >= 0 {
 			c.after = g
+			g.cancelAt = earliest(g.cancelAt, c.cancelAt)
 		}
 	}
 }
@@ -394,7 +421,20 @@ func later(a, b time.Time) time.Time {
 func (m *mergeSet) release(h *groupHeap, final bool, wm time.Time, emit func(*group)) {
 	for len(*h) > 0 {
 		g := (*h)[0]
-		if t := m.waitsFor(g, h); t != nil {
+		if t := m.waitsFor(g, h); t == pendingCall {
+			// The call a cancel names runs on (a long tool, a stream the
+			// client keeps open): the cancel waits a window at a time
+			// until the call's response completes it, or the correlator
+			// gives up on the call (pair window, MaxPending).
+			if !final {
+				if g.due.After(wm) {
+					return
+				}
+				g.due = wm.Add(m.window)
+				heap.Fix(h, 0)
+				continue
+			}
+		} else if t != nil {
 			g.due = later(g.due, t.due.Add(time.Nanosecond))
 			heap.Fix(h, 0)
 			continue
@@ -405,8 +445,62 @@ func (m *mergeSet) release(h *groupHeap, final bool, wm time.Time, emit func(*gr
 		heap.Pop(h)
 		m.n--
 		m.forget(g)
+		m.settleCancel(g)
 		emit(g)
 	}
+}
+
+// pendingCall is what waitsFor returns for a cancel whose call is still
+// waiting in the correlator for its response.
+var pendingCall = &group{}
+
+// pendingKey is the request key (requestKey) of a request half that
+// starts waiting for its response, or "" when it names no request.
+func (m *mergeSet) pendingKey(ev *schema.Event) string {
+	id, ok := classify.RequestID(bytesOf(ev.RequestBody))
+	if !ok || id == "" {
+		return ""
+	}
+	who := m.whoOf(ev, ev)
+	if who == "" {
+		return ""
+	}
+	return "r\x00" + serverName(ev) + "\x00" + who + "\x00" + id
+}
+
+// pendingRequest and requestDone count a request half that starts and
+// stops waiting in the correlator, under its request key.
+func (m *mergeSet) pendingRequest(key string) { m.pending[key]++ }
+
+func (m *mergeSet) requestDone(key string) {
+	if m.pending[key]--; m.pending[key] <= 0 {
+		delete(m.pending, key)
+	}
+}
+
+// settleCancel decides, as a call named by a cancel is released, whether
+// the cancel was sent before the call's answer ended: on the reference
+// clock, against the latest end any view saw.
+func (m *mergeSet) settleCancel(g *group) {
+	if g.cancelAt.IsZero() || g.cancels != "" {
+		return
+	}
+	var end time.Time
+	for _, o := range g.obs {
+		e, _ := endTime(o)
+		end = later(end, m.onRefClock(o, e))
+	}
+	g.cut = !g.cancelAt.After(end)
+}
+
+func earliest(a, b time.Time) time.Time {
+	if a.IsZero() {
+		return b
+	}
+	if b.IsZero() {
+		return a
+	}
+	return earlier(a, b)
 }
 
 // forget removes a released group's keys.
@@ -517,6 +611,9 @@ func (g *group) record() (schema.Exchange, schema.Body) {
 	rec.BodyTruncated = (p.req != nil && p.req.BodyTruncated) || (p.resp != nil && p.resp.BodyTruncated)
 	body.Truncated = rec.BodyTruncated
 	rec.EndTS, rec.DurationMS = endTime(p)
+	if !g.cancelAt.IsZero() && g.cancels == "" && classify.CancelsAnswer(&rec.Result, g.cut) {
+		rec.Cancel()
+	}
 	// Fill what the best view lacks from the others, the client first.
 	if len(obs) > 1 {
 		slices.SortStableFunc(obs, func(a, b *observation) int { return clientFirst(a) - clientFirst(b) })

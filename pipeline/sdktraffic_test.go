@@ -84,8 +84,11 @@ func checkVerdicts(t *testing.T, run sdkRun, m mcptest.Manifest) {
 		next[sc]++
 		r := run.recs[ev.ExchangeID]
 		where := fmt.Sprintf("%s/%s/%s %s %s", run.sdk, sc, want.Step, want.HTTPMethod, want.Method)
-		if string(r.Outcome) != want.Outcome || string(r.ErrorClass) != want.Class || string(r.RetryAdvice) != want.Advice {
-			t.Errorf("%s: %s/%s/%s, want %s/%s/%s", where, r.Outcome, r.ErrorClass, r.RetryAdvice, want.Outcome, want.Class, want.Advice)
+		if v := want.Final(); string(r.Outcome) != v.Outcome || string(r.ErrorClass) != v.Class || string(r.RetryAdvice) != v.Advice {
+			t.Errorf("%s: %s/%s/%s (rule %s), want %s/%s/%s", where, r.Outcome, r.ErrorClass, r.RetryAdvice, r.Rule, v.Outcome, v.Class, v.Advice)
+		}
+		if r.Outcome == classify.Cancelled && (r.Layer != classify.LayerInteraction || r.OutcomeKnown) {
+			t.Errorf("%s: cancelled in layer %s, outcome_known %v", where, r.Layer, r.OutcomeKnown)
 		}
 		if r.ClientName != m.Client[run.sdk] {
 			t.Errorf("%s: client %q, want %q (logged %q)", where, r.ClientName, m.Client[run.sdk], ev.ClientName)
@@ -261,12 +264,6 @@ func checkTwoViews(t *testing.T, alone sdkRun, views []mcptest.View, sink *memSi
 			// could only guess from the client's name (two stateless
 			// clients of one name, seconds apart): the client's word wins.
 			a.Attempt, a.RetryOf, a.ChainID, a.UnknownSideEffectRetry = 1, "", r.ExchangeID, false
-		}
-		if a.Method == "notifications/cancelled" && r.ChainID == r.ExchangeID {
-			// Split records let a cancel join its call only when the call's
-			// view completed within the cancel's wait (two merge windows):
-			// the TypeScript client kept the cancelled stream open 6 s.
-			a.ChainID = r.ExchangeID
 		}
 		if r.Attempt != a.Attempt || r.RetryOf != a.RetryOf || r.ChainID != a.ChainID || r.UnknownSideEffectRetry != a.UnknownSideEffectRetry {
 			t.Errorf("%s: attempt %d retry_of %q chain %q unknown %v, from the gateway alone %d %q %q %v", where,
