@@ -15,7 +15,7 @@ build:
 test: lint test-go fuzz test-chdb test-dashboards test-api test-api-clickhouse
 
 test-go:
-	$(GO) test -race -count=1 $(PKGS)
+	$(GO) test -race -count=1 -timeout 30m $(PKGS)
 
 # Every parser of untrusted input, each for a number of calls that takes
 # about 10 s on the CI machine (go test runs one fuzz target per
