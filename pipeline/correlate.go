@@ -324,9 +324,9 @@ func (c *correlator) AdvanceIdle(idle time.Duration) {
 }
 
 // Paused tells the correlator that the engine read nothing for d because
-// it was not reading (a flush held the loop while the store was down or
-// slow): that time is not the source being idle, so it does not count
-// towards AdvanceIdle. Otherwise an outage longer than --idle-advance
+// it was not reading (a write held the loop while the store was down):
+// that time is not the source being idle, so it does not count towards
+// AdvanceIdle. Otherwise an outage longer than --idle-advance
 // jumps event time ahead, expires requests alone and makes their
 // responses, read after the outage, a second record of the exchange.
 func (c *correlator) Paused(d time.Duration) {

@@ -348,7 +348,6 @@ func cleanText(rec *schema.Exchange) {
 // retried with backoff while ctx lasts), then commits the source up to the
 // low watermark.
 func (e *Engine) flush(ctx context.Context) error {
-	defer func(start time.Time) { e.corr.Paused(e.d.Now().Sub(start)) }(e.d.Now())
 	pending, bytes := e.corr.Pending()
 	e.m.pending.Set(float64(pending))
 	e.m.pendingBytes.Set(float64(bytes))

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"testing"
@@ -35,8 +36,9 @@ func (s *gatedSource) Fetch(ctx context.Context) (Message, error) {
 }
 
 // outageSink is a store that is down for a long while (on the fake wall
-// clock) at the write of the first quarantine row: the line just before
-// the source's gate, so the engine has handled everything read so far.
+// clock) at the write of the first quarantine row, the line just before
+// the source's gate, so the engine has handled everything read so far;
+// the retry succeeds.
 type outageSink struct {
 	memSink
 	src    *gatedSource
@@ -52,6 +54,7 @@ func (s *outageSink) Write(ctx context.Context, b *schema.Batch) error {
 		// The loop's ticker fires while the source has nothing new;
 		// then the rest of the input comes.
 		time.AfterFunc(100*time.Millisecond, func() { close(s.src.open) })
+		return errors.New("store down")
 	}
 	return s.memSink.Write(ctx, b)
 }
