@@ -70,8 +70,9 @@ bench:
 
 ## demo: real MCP traffic through tap, Kafka (if a broker answers) or a file,
 ## ingest into DuckDB, the API, and the answers to the headline questions.
+## STORE=clickhouse: into a ClickHouse server of the demo's own instead.
 demo: build
-	bin/demo $(DEMO_FLAGS)
+	bin/demo $(if $(STORE),--store $(STORE)) $(DEMO_FLAGS)
 
 lint:
 	gofmt -l . | (! grep .)

@@ -87,12 +87,12 @@ func compact(r any) string {
 }
 
 // explore prints where to look next.
-func explore(base, db string, say func(string, ...any)) {
+func explore(base, store string, say func(string, ...any)) {
 	say("\n== Explore")
 	say("   %s/openapi.json                       the API contract", base)
 	say("   curl -s '%s/api/v1/exchanges?from=-24h&limit=20' | jq .", base)
 	say("   curl -s '%s/api/v1/exchanges?from=-24h&outcome=STREAM_INCOMPLETE' | jq .", base)
 	say("   curl -s '%s/api/v1/servers?from=-24h' | jq .", base)
 	say("   curl -s '%s/api/v1/questions/rate-limits?from=-24h' | jq .", base)
-	say("   the DuckDB file: %s", db)
+	say("   the store: %s", store)
 }

@@ -2,10 +2,12 @@
 // command: an official Go SDK MCP server behind cmd/tap, a real SDK client
 // driven through normal calls and faults, ingest into DuckDB (through a
 // Kafka broker of the demo's own, on a free port, else from the tap's
-// file), cmd/api on top, and the answers to the headline questions.
+// file), cmd/api on top, and the answers to the headline questions. With
+// --store clickhouse the store is a ClickHouse server of the demo's own.
 //
-//	make demo            # builds bin/ and runs bin/demo
-//	bin/demo --keep      # leave the API running afterwards
+//	make demo                   # builds bin/ and runs bin/demo
+//	make demo STORE=clickhouse  # the same into a ClickHouse server
+//	bin/demo --keep             # leave the API running afterwards
 package main
 
 import (
@@ -21,15 +23,18 @@ import (
 
 	"github.com/mcplens/mcplens/internal/cli"
 	"github.com/mcplens/mcplens/internal/demo"
+	"github.com/mcplens/mcplens/internal/secret"
 )
 
 type config struct {
-	Bin     string
-	Workdir string
-	Kafka   string
-	Script  string
-	Keep    bool
-	Listen  string
+	Bin      string
+	Workdir  string
+	Kafka    string
+	Script   string
+	Store    string
+	CHScript string
+	Keep     bool
+	Listen   string
 }
 
 func main() {
@@ -39,6 +44,8 @@ func main() {
 	fs.StringVar(&cfg.Workdir, "workdir", "", "directory for the recorded events and the DuckDB file (default: a new temporary directory)")
 	fs.StringVar(&cfg.Kafka, "kafka", "own", "Kafka for the tap and ingest: own (start a broker of the demo's own on a free port with --kafka-script, stopped at the end; a file if it cannot start), off (a file, no Kafka), or HOST:PORT of a broker to use")
 	fs.StringVar(&cfg.Script, "kafka-script", filepath.Join("deploy", "kafka", "kafka.sh"), "the script that runs the demo's own broker (--kafka own)")
+	fs.StringVar(&cfg.Store, "store", "duckdb", "store to ingest into: duckdb (a file in the workdir) or clickhouse (a ClickHouse server of the demo's own on free ports, started with --clickhouse-script and stopped at the end)")
+	fs.StringVar(&cfg.CHScript, "clickhouse-script", filepath.Join("deploy", "clickhouse", "clickhouse.sh"), "the script that runs the demo's own ClickHouse server (--store clickhouse)")
 	fs.BoolVar(&cfg.Keep, "keep", false, "leave the API running (until Ctrl-C) instead of exiting after the answers")
 	fs.StringVar(&cfg.Listen, "listen", "127.0.0.1:8080", "address for the API")
 	cli.ParseFlags(fs, os.Args[1:])
@@ -61,6 +68,9 @@ func firstLine(err error) string {
 func say(format string, args ...any) { fmt.Printf(format+"\n", args...) }
 
 func run(ctx context.Context, cfg config) error {
+	if cfg.Store != "duckdb" && cfg.Store != "clickhouse" {
+		return fmt.Errorf("--store %q: want duckdb or clickhouse", cfg.Store)
+	}
 	if cfg.Workdir == "" {
 		dir, err := os.MkdirTemp("", "mcplens-demo-")
 		if err != nil {
@@ -100,6 +110,21 @@ func run(ctx context.Context, cfg config) error {
 	default:
 		brokers = cfg.Kafka
 	}
+	db := filepath.Join(cfg.Workdir, "mcplens.duckdb")
+	store, shown := "duckdb:"+db, "duckdb:"+db
+	if cfg.Store == "clickhouse" {
+		say("   starting a ClickHouse server of the demo's own (the first run pip-installs chdb-core: a minute or two)")
+		ch, err := startClickHouse(ctx, cfg.CHScript, cfg.Workdir)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if err := ch.stop(); err != nil {
+				say("demo: %v", err)
+			}
+		}()
+		store, shown = ch.dsn, secret.MaskURL(ch.dsn)
+	}
 	events := filepath.Join(cfg.Workdir, "events.ndjson")
 	to, from := "file:"+events, "file:"+events
 	if brokers != "" {
@@ -130,14 +155,13 @@ func run(ctx context.Context, cfg config) error {
 		return fmt.Errorf("stop tap: %w", err)
 	}
 
-	db := filepath.Join(cfg.Workdir, "mcplens.duckdb")
-	say("4. ingest '%s' -> duckdb:%s", from, db)
-	if err := ingest(ctx, procs, from, db, brokers != ""); err != nil {
+	say("4. ingest '%s' -> %s", from, shown)
+	if err := ingest(ctx, procs, from, store, brokers != ""); err != nil {
 		return err
 	}
 
 	say("5. api on http://%s (--dev: no token needed for this local demo)", cfg.Listen)
-	api, err := procs.start(ctx, "api", "--store", "duckdb:"+db, "--listen", cfg.Listen, "--dev")
+	api, err := procs.start(ctx, "api", "--store", store, "--listen", cfg.Listen, "--dev")
 	if err != nil {
 		return err
 	}
@@ -152,7 +176,7 @@ func run(ctx context.Context, cfg config) error {
 		say("\nthe demo stops the API now; run `bin/demo --keep` to keep it up and explore it")
 		return nil
 	}
-	explore(base, db, say)
+	explore(base, shown, say)
 	say("\nthe web view: %s/ (the API keeps running; Ctrl-C stops it)", base)
 	<-ctx.Done()
 	return nil

@@ -122,15 +122,15 @@ func waitHTTP(ctx context.Context, url string, timeout time.Duration) error {
 	}
 }
 
-// ingest runs cmd/ingest into the DuckDB file. From a file it runs to the
+// ingest runs cmd/ingest into the store (to). From a file it runs to the
 // end of input; from Kafka it runs until the consumed count stops growing
 // and nothing is pending, then stops gracefully (flush and commit).
-func ingest(ctx context.Context, ps *processes, from, db string, live bool) error {
+func ingest(ctx context.Context, ps *processes, from, to string, live bool) error {
 	metricsAddr, err := freeAddr()
 	if err != nil {
 		return err
 	}
-	args := []string{"--from", from, "--to", "duckdb:" + db, "--listen", metricsAddr,
+	args := []string{"--from", from, "--to", to, "--migrate", "--listen", metricsAddr,
 		"--merge-window", "300ms", "--lateness", "300ms", "--idle-advance", "500ms", "--flush-interval", "200ms"}
 	p, err := ps.start(ctx, "ingest", args...)
 	if err != nil {

@@ -30,19 +30,7 @@ type Server struct {
 // or fails it when CI=true.
 func Start(t testing.TB) *Server {
 	t.Helper()
-	script, err := scriptPath()
-	if err != nil {
-		t.Fatal(err)
-	}
-	py := os.Getenv("PYTHON")
-	if py == "" {
-		py = "python3"
-	}
-	check := exec.CommandContext(t.Context(), py, "-c", "import chdb, sys; sys.exit(chdb.__version__ != '26.9.0')") //nolint:gosec // the interpreter the developer chose
-	if check.Run() != nil {
-		missing(t, py+" has no chdb-core 26.9.0 (`deploy/clickhouse/clickhouse.sh install`)")
-	}
-	s := &Server{dir: t.TempDir(), script: script}
+	s := &Server{dir: t.TempDir(), script: Script(t)}
 	s.tcp, s.http = freePort(t), freePort(t)
 	s.env = append(os.Environ(),
 		"MCPLENS_CLICKHOUSE_DIR="+s.dir,
@@ -58,6 +46,26 @@ func Start(t testing.TB) *Server {
 	})
 	s.Restart(t)
 	return s
+}
+
+// Script returns the path of deploy/clickhouse/clickhouse.sh once the
+// python it runs has the pinned chdb-core; without it the test skips, or
+// fails when CI=true. For tests that have a program start its own server.
+func Script(t testing.TB) string {
+	t.Helper()
+	script, err := scriptPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	py := os.Getenv("PYTHON")
+	if py == "" {
+		py = "python3"
+	}
+	check := exec.CommandContext(t.Context(), py, "-c", "import chdb, sys; sys.exit(chdb.__version__ != '26.9.0')") //nolint:gosec // the interpreter the developer chose
+	if check.Run() != nil {
+		missing(t, py+" has no chdb-core 26.9.0 (`deploy/clickhouse/clickhouse.sh install`)")
+	}
+	return script
 }
 
 // DSN is the server's clickhouse:// DSN naming database mcplens.
