@@ -261,7 +261,7 @@ func chaos(t *testing.T, engine string) {
 	kill := func(i int) {
 		before := groupCommitted(b.Addr, group, topic)
 		_ = members[i].proc.cmd.Process.Signal(syscall.SIGKILL)
-		_, _ = members[i].proc.cmd.Process.Wait()
+		_ = members[i].proc.cmd.Wait() // "signal: killed"; Wait also ends the copy of its stderr
 		kills++
 		killed := time.Now()
 		members[i] = start(false)
@@ -348,10 +348,6 @@ func chaos(t *testing.T, engine string) {
 			want[ev.EventID] = true
 		}
 	}
-	var logs []string
-	for _, p := range procs {
-		logs = append(logs, p.stderr.String())
-	}
 	got := store.requests()
 	lost, doubled := 0, 0
 	for id := range want {
@@ -377,8 +373,8 @@ func chaos(t *testing.T, engine string) {
 		engine, seconds, rate, len(values), len(want), stored, lost, doubled, quarantined, quarantine, kills, restarts, joins, leaves, recovery, float64(len(values))/elapsed.Seconds(), elapsed.Round(time.Second))
 	if lost+doubled > 0 || quarantined != quarantine || secrets > 0 {
 		t.Errorf("lost %d, doubled %d, quarantined %d of %d, %d bodies with a secret: want 0, 0, all, 0", lost, doubled, quarantined, quarantine, secrets)
-		for i, l := range logs {
-			t.Logf("ingester %d warnings and errors:\n%s", i, warnings(l))
+		for i, p := range procs { // every one has exited and been waited for
+			t.Logf("ingester %d warnings and errors:\n%s", i, warnings(p.stderr.String()))
 		}
 	}
 }
