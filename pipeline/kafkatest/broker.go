@@ -3,7 +3,6 @@ package kafkatest
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +14,8 @@ import (
 	"time"
 
 	"github.com/segmentio/kafka-go"
+
+	"github.com/mcplens/mcplens/internal/testport"
 )
 
 // Broker is a Kafka broker of one test alone, on its own port and data
@@ -90,21 +91,11 @@ func kafkaScript() string {
 }
 
 // FreePortPair returns a free loopback port whose successor is free too
-// (a broker's controller listens on port+1).
+// (a broker's controller listens on port+1), below the kernel's ephemeral
+// range so that no outgoing connection takes it while the broker restarts.
 func FreePortPair(t testing.TB) int {
 	t.Helper()
-	for {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := ln.Addr().(*net.TCPAddr).Port
-		ln.Close()
-		if c, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port+1)); err == nil {
-			c.Close()
-			return port
-		}
-	}
+	return testport.Restartable(t, 2)
 }
 
 // Values reads every partition of topic from the start to its current end

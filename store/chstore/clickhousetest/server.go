@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcplens/mcplens/internal/testport"
 )
 
 // Server is a private ClickHouse server run by deploy/clickhouse/clickhouse.sh
@@ -31,7 +33,9 @@ type Server struct {
 func Start(t testing.TB) *Server {
 	t.Helper()
 	s := &Server{dir: t.TempDir(), script: Script(t)}
-	s.tcp, s.http = freePort(t), freePort(t)
+	// Below the ephemeral range: a restart must find its ports free.
+	s.tcp = testport.Restartable(t, 2)
+	s.http = s.tcp + 1
 	s.env = append(os.Environ(),
 		"MCPLENS_CLICKHOUSE_DIR="+s.dir,
 		"MCPLENS_CLICKHOUSE_PORT="+strconv.Itoa(s.tcp),
@@ -139,18 +143,6 @@ func (s *Server) run(cmd string) ([]byte, error) {
 		return append(out, stderr.Bytes()...), err
 	}
 	return out, nil
-}
-
-// freePort returns a port the kernel just handed out (outside the fixed
-// ranges the helpers' servers use).
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("find a free port: %v", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // scriptPath finds deploy/clickhouse/clickhouse.sh above the working
