@@ -173,35 +173,21 @@ func TestTapKafkaIngestAPIUnderFaults(t *testing.T) {
 	db := filepath.Join(work, "mcplens.duckdb")
 	storeDown := filepath.Join(work, "store-down")
 
-	mcpURL, stopMCP, err := demo.StartMCPServer()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stopMCP()
-	tapAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	tap := start(t, "tap", "--upstream", mcpURL, "--listen", tapAddr, "--to", "kafka://"+b.Addr+"/"+topic, "--tap.server", "demo-tools")
-	waitFor(t, "tap", 10*time.Second, func() bool { return listening(tapAddr) })
+	tap, tapAddr := startTap(t, b.Addr, topic)
 
 	metricsAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	ingestArgs := []string{"--from", "kafka://" + b.Addr + "/" + topic + "?group=e2e&start=first", "--to", "duckdb:" + db,
-		"--listen", metricsAddr, "--merge-window", "200ms", "--lateness", "200ms", "--idle-advance", "300ms",
-		"--flush-interval", "100ms", "--retry-max", "500ms", "--fault-sink-down-while", storeDown}
+	ingestArgs := ingestFlags(b.Addr, topic, "e2e", metricsAddr, "--to", "duckdb:"+db, "--fault-sink-down-while", storeDown)
 	ctx := context.Background()
 	say := func(string, ...any) {}
 
 	// Round 1, then a SIGKILL in the middle of consuming it.
-	if err := demo.Drive(ctx, "http://"+tapAddr, say); err != nil {
-		t.Fatal(err)
-	}
-	ing := start(t, "ingest", ingestArgs...)
-	time.Sleep(1500 * time.Millisecond)
-	_ = ing.signal(t, syscall.SIGKILL)
+	roundThenKill(t, tapAddr, ingestArgs)
 
 	// Round 2 with the store down for a while under a fresh ingester.
 	if err := os.WriteFile(storeDown, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ing = start(t, "ingest", ingestArgs...)
+	ing := start(t, "ingest", ingestArgs...)
 	if err := demo.Drive(ctx, "http://"+tapAddr, say); err != nil {
 		t.Fatal(err)
 	}
@@ -217,30 +203,9 @@ func TestTapKafkaIngestAPIUnderFaults(t *testing.T) {
 	if err := demo.Drive(ctx, "http://"+tapAddr, say); err != nil {
 		t.Fatal(err)
 	}
-	if err := tap.signal(t, syscall.SIGTERM); err != nil {
-		t.Fatalf("tap stop: %v\n%s", err, tap.tail())
-	}
-	recorded := topicCount(t, b.Addr, topic) - 1 // all but the poison
-	// Faults fire on their first occurrences, so round 1 has the most.
-	if recorded < 60 {
-		t.Fatalf("only %d events recorded\n%s", recorded, tap.tail())
-	}
-
 	// Let the ingester drain, then stop it gracefully so the API can open
 	// the file.
-	end := topicEnd(t, b.Addr, topic)
-	stable := 0
-	waitFor(t, "the ingester to store every event", 90*time.Second, func() bool {
-		if drained(metricsAddr, end) {
-			stable++
-		} else {
-			stable = 0
-		}
-		return stable >= 3
-	}, ing)
-	if err := ing.signal(t, syscall.SIGTERM); err != nil {
-		t.Fatalf("ingest stop: %v\n%s", err, ing.tail())
-	}
+	recorded := drainAndStop(t, b.Addr, topic, tap, ing, metricsAddr, 90*time.Second)
 
 	store, err := duckstore.OpenReadOnly(ctx, db, duckstore.Options{})
 	if err != nil {
@@ -256,16 +221,32 @@ func TestTapKafkaIngestAPIUnderFaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if n != recorded || distinct != recorded {
-		t.Errorf("%d rows, %d distinct exchanges for %d recorded events; not stored:\n%s", n, distinct, recorded, notStored(t, ctx, db, b.Addr, topic))
+		t.Errorf("%d rows, %d distinct exchanges for %d recorded events; not stored:\n%s", n, distinct, recorded, notStored(t, b.Addr, topic, func(id string) bool {
+			store, err := duckstore.OpenReadOnly(ctx, db, duckstore.Options{})
+			if err != nil {
+				return false
+			}
+			defer store.Close()
+			var n int
+			return store.DB().QueryRowContext(ctx, "SELECT count(*) FROM exchanges WHERE exchange_id = ?", id).Scan(&n) == nil && n > 0
+		}))
 	}
 	if len(q) != 1 || !strings.Contains(q[0].Raw, "poison") {
 		t.Errorf("quarantine holds %d rows, want exactly the poison message: %+v", len(q), q)
 	}
 
 	// The API on the stored file answers the headline questions.
+	checkHeadlines(t, "duckdb:"+db)
+}
+
+// checkHeadlines runs cmd/api on a store and checks that it answers the
+// headline questions with the demo's server and retried tools, and a bad
+// parameter with 400.
+func checkHeadlines(t *testing.T, storeURL string) {
+	t.Helper()
 	apiAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	api := start(t, "api", "--store", "duckdb:"+db, "--listen", apiAddr, "--dev")
-	waitFor(t, "api", 20*time.Second, func() bool { return listening(apiAddr) })
+	api := start(t, "api", "--store", storeURL, "--listen", apiAddr, "--dev")
+	waitFor(t, "api", 20*time.Second, func() bool { return listening(apiAddr) }, api)
 	base := "http://" + apiAddr + "/api/v1"
 	var http200 struct {
 		Rows []struct {
@@ -289,6 +270,70 @@ func TestTapKafkaIngestAPIUnderFaults(t *testing.T) {
 	if code := getJSON(t, base+"/exchanges?from=yesterday", nil); code != 400 {
 		t.Errorf("bad time: status %d, want 400", code)
 	}
+}
+
+// startTap starts the demo's MCP server (stopped when the test ends) and
+// cmd/tap in front of it, recording into topic.
+func startTap(t *testing.T, brokers, topic string) (*proc, string) {
+	t.Helper()
+	mcpURL, stopMCP, err := demo.StartMCPServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stopMCP)
+	tapAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	tap := start(t, "tap", "--upstream", mcpURL, "--listen", tapAddr, "--to", "kafka://"+brokers+"/"+topic, "--tap.server", "demo-tools")
+	waitFor(t, "tap", 10*time.Second, func() bool { return listening(tapAddr) }, tap)
+	return tap, tapAddr
+}
+
+// ingestFlags are the flags of an ingester reading topic from its start
+// in group, with short windows and retries, and extra ones.
+func ingestFlags(brokers, topic, group, metricsAddr string, extra ...string) []string {
+	return append([]string{"--from", "kafka://" + brokers + "/" + topic + "?group=" + group + "&start=first",
+		"--listen", metricsAddr, "--merge-window", "200ms", "--lateness", "200ms", "--idle-advance", "300ms",
+		"--flush-interval", "100ms", "--retry-max", "500ms"}, extra...)
+}
+
+// roundThenKill drives a round of demo traffic through the tap, then
+// starts an ingester and SIGKILLs it in the middle of consuming it.
+func roundThenKill(t *testing.T, tapAddr string, ingestArgs []string) {
+	t.Helper()
+	if err := demo.Drive(t.Context(), "http://"+tapAddr, func(string, ...any) {}); err != nil {
+		t.Fatal(err)
+	}
+	ing := start(t, "ingest", ingestArgs...)
+	time.Sleep(1500 * time.Millisecond)
+	_ = ing.signal(t, syscall.SIGKILL)
+}
+
+// drainAndStop stops the tap, counts what it recorded (all but one poison
+// message), waits until the ingester has committed the whole topic with
+// nothing pending, and stops it gracefully.
+func drainAndStop(t *testing.T, brokers, topic string, tap, ing *proc, metricsAddr string, timeout time.Duration) int64 {
+	t.Helper()
+	if err := tap.signal(t, syscall.SIGTERM); err != nil {
+		t.Fatalf("tap stop: %v\n%s", err, tap.tail())
+	}
+	recorded := topicCount(t, brokers, topic) - 1 // all but the poison
+	// Faults fire on their first occurrences, so round 1 has the most.
+	if recorded < 60 {
+		t.Fatalf("only %d events recorded\n%s", recorded, tap.tail())
+	}
+	end := topicEnd(t, brokers, topic)
+	stable := 0
+	waitFor(t, "the ingester to store every event", timeout, func() bool {
+		if drained(metricsAddr, end) {
+			stable++
+		} else {
+			stable = 0
+		}
+		return stable >= 3
+	}, ing)
+	if err := ing.signal(t, syscall.SIGTERM); err != nil {
+		t.Fatalf("ingest stop: %v\n%s", err, ing.tail())
+	}
+	return recorded
 }
 
 // topicEnd sums the end offsets of a topic's partitions.
@@ -319,29 +364,21 @@ func topicEnd(t *testing.T, brokers, topic string) float64 {
 	return n
 }
 
-// notStored lists the topic's events whose exchange id the store lacks,
-// each cut to 400 bytes.
-func notStored(t *testing.T, ctx context.Context, db, brokers, topic string) string {
-	store, err := duckstore.OpenReadOnly(ctx, db, duckstore.Options{})
-	if err != nil {
-		return err.Error()
-	}
-	defer store.Close()
+// notStored lists (cut to 400 bytes) the topic's messages whose exchange
+// the store does not hold.
+func notStored(t *testing.T, brokers, topic string, stored func(exchangeID string) bool) string {
 	var out []string
 	for _, v := range kafkatest.Values(t, brokers, topic) {
 		var ev struct {
 			ExchangeID string `json:"exchange_id"`
 		}
-		if json.Unmarshal(v, &ev) != nil {
+		if json.Unmarshal(v, &ev) != nil || stored(ev.ExchangeID) {
 			continue
 		}
-		var n int
-		if err := store.DB().QueryRowContext(ctx, "SELECT count(*) FROM exchanges WHERE exchange_id = ?", ev.ExchangeID).Scan(&n); err != nil || n == 0 {
-			if len(v) > 400 {
-				v = v[:400]
-			}
-			out = append(out, string(v))
+		if len(v) > 400 {
+			v = v[:400]
 		}
+		out = append(out, string(v))
 	}
 	return strings.Join(out, "\n")
 }
