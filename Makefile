@@ -60,10 +60,12 @@ bench:
 	  $(MAKE) -s bench-steady && \
 	  $(GO) test -run='^$$' -bench='^BenchmarkEndToEnd$$' -benchtime=5x -benchmem -count=1 ./store/duckstore && \
 	  $(GO) test -run='^$$' -bench='^BenchmarkKafkaToDuckDB$$' -benchtime=3x -count=1 ./e2e && \
+	  $(GO) test -run='^$$' -bench='^BenchmarkKafkaToClickHouse$$' -benchtime=3x -cpu=1 -count=1 ./e2e && \
 	  $(GO) test -run='^$$' -bench='^BenchmarkEncodeExchanges$$' -benchtime=20x -benchmem -count=1 ./store/chstore && \
 	  $(GO) test -run='^$$' -bench='^BenchmarkFileToClickHouse$$' -benchtime=2x -cpu=1 -benchmem -count=1 ./store/chstore && \
 	  $(GO) test -run='^$$' -bench='^BenchmarkTapAddedLatency$$' -benchtime=3000x -count=1 ./cmd/tap && \
 	  $(GO) test -run='^$$' -bench='^BenchmarkRoutes$$' -benchtime=50x -count=1 -timeout=30m ./api && \
+	  $(GO) test -run='^$$' -bench='^BenchmarkRoutesClickHouse$$' -benchtime=50x -count=1 -timeout=30m ./api && \
 	  $(GO) test -run='^$$' -bench='^(BenchmarkPages|BenchmarkOverviewRatio)$$' -benchtime=10x -count=1 -timeout=30m ./web; } | $(GO) run ./internal/benchtable; \
 	status=$$?; if [ -n "$$started" ]; then bash deploy/kafka/kafka.sh stop >/dev/null; fi; \
 	if [ -n "$$bench_db" ]; then rm -rf "$$bench_db"; fi; exit $$status

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/mcplens/mcplens/api/apitest"
+	"github.com/mcplens/mcplens/queries"
+	"github.com/mcplens/mcplens/store/chstore/clickhousetest"
 	"github.com/mcplens/mcplens/store/duckstore"
 )
 
@@ -50,10 +52,24 @@ func benchStore(b *testing.B) *duckstore.Store {
 // store, JSON), for the default window (the last 24h) and the whole 30
 // days. It reports the median and 99th percentile latency of the requests
 // of the final run; use -benchtime 50x or more for a stable p99.
-func BenchmarkRoutes(b *testing.B) {
-	store := benchStore(b)
+func BenchmarkRoutes(b *testing.B) { benchRoutes(b, benchStore(b)) }
+
+// BenchmarkRoutesClickHouse is BenchmarkRoutes over the same million
+// exchanges in a database of their own on the real ClickHouse server of
+// CLICKHOUSE_DSN (built first, a few minutes; dropped at the end).
+func BenchmarkRoutesClickHouse(b *testing.B) {
+	dsn := clickhousetest.DSN(b)
+	store, err := apitest.OpenBenchClickHouse(b.Context(), dsn, clickhousetest.UniqueName(b, "mcplens_bench"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { store.Close() })
+	benchRoutes(b, store)
+}
+
+func benchRoutes(b *testing.B, store queries.Store) {
 	cfg := DefaultConfig()
-	cfg.RateLimit = 0
+	cfg.RateLimit, cfg.QueryTimeout = 0, time.Minute // a slow answer is measured, not cut
 	a, err := New(cfg, Deps{Store: store, Tokens: testTokens(b), Now: func() time.Time { return benchFrom.Add(benchSpan) }})
 	if err != nil {
 		b.Fatal(err)

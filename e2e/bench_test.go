@@ -16,6 +16,8 @@ import (
 	"github.com/mcplens/mcplens/pipeline/kafkatest"
 	"github.com/mcplens/mcplens/pipeline/pipelinetest"
 	"github.com/mcplens/mcplens/schema"
+	"github.com/mcplens/mcplens/store/chstore"
+	"github.com/mcplens/mcplens/store/chstore/clickhousetest"
 	"github.com/mcplens/mcplens/store/duckstore"
 )
 
@@ -38,6 +40,37 @@ func (c *countingSink) Write(ctx context.Context, b *schema.Batch) error {
 // exchanges (1 KiB bodies, half split records: 45,000 events) over 3
 // partitions, each iteration with a new consumer group.
 func BenchmarkKafkaToDuckDB(b *testing.B) {
+	benchKafkaTo(b, func(iter int) (pipeline.Sink, func()) {
+		store, err := duckstore.Open(context.Background(), filepath.Join(b.TempDir(), fmt.Sprintf("k%d.duckdb", iter)), duckstore.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return store, func() { store.Close() }
+	})
+}
+
+// BenchmarkKafkaToClickHouse is BenchmarkKafkaToDuckDB into a fresh
+// database per iteration on the real ClickHouse server of CLICKHOUSE_DSN
+// (make bench runs it with -cpu=1: the ingester on one core, the broker
+// and the server in their own processes).
+func BenchmarkKafkaToClickHouse(b *testing.B) {
+	dsn := clickhousetest.DSN(b)
+	benchKafkaTo(b, func(int) (pipeline.Sink, func()) {
+		dbDSN, _ := clickhousetest.NewDatabase(b, dsn)
+		store, err := chstore.Open(context.Background(), dbDSN, chstore.DefaultConfig(), zerolog.Nop(), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := store.Migrate(context.Background(), schema.DefaultOptions()); err != nil {
+			b.Fatal(err)
+		}
+		return store, func() { store.Close() }
+	})
+}
+
+// benchKafkaTo runs the Kafka benchmark into the stores open makes, one
+// per iteration.
+func benchKafkaTo(b *testing.B, open func(iter int) (pipeline.Sink, func())) {
 	brokers := kafkatest.Brokers(b)
 	topic := kafkatest.NewTopic(b, brokers, 3)
 	c := pipelinetest.Generate(30_000, 1024)
@@ -58,10 +91,7 @@ func BenchmarkKafkaToDuckDB(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		store, err := duckstore.Open(context.Background(), filepath.Join(b.TempDir(), fmt.Sprintf("k%d.duckdb", iter)), duckstore.Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
+		store, closeStore := open(iter)
 		sink := &countingSink{Sink: store}
 		e, err := pipeline.New(cfg, pipeline.Deps{Source: src, Sink: sink, Logger: zerolog.Nop()})
 		if err != nil {
@@ -81,7 +111,7 @@ func BenchmarkKafkaToDuckDB(b *testing.B) {
 			b.Fatal(err)
 		}
 		src.Close()
-		store.Close()
+		closeStore()
 	}
 	b.ReportMetric(float64(events)/elapsed.Seconds(), "events/s")
 }

@@ -2,6 +2,7 @@ package apitest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -44,4 +45,20 @@ func OpenBench(ctx context.Context, path string) (*duckstore.Store, error) {
 		fmt.Fprintf(os.Stderr, "built %s with %d exchanges in %s\n", path, BenchExchanges, time.Since(start).Round(time.Second))
 	}
 	return duckstore.Open(ctx, path, duckstore.Options{})
+}
+
+// OpenBenchClickHouse migrates a fresh database db on the ClickHouse
+// server of dsn (without TTLs: the benchmark month is long past) and
+// builds the same million exchanges as OpenBench in it. Close drops it.
+func OpenBenchClickHouse(ctx context.Context, dsn, db string) (*ClickHouseCorpus, error) {
+	start := time.Now()
+	s, err := OpenClickHouse(ctx, dsn, db)
+	if err != nil {
+		return nil, err
+	}
+	if err := Generate(ctx, s, GenerateConfig{Exchanges: BenchExchanges, From: BenchFrom, Span: BenchSpan, Seed: 1, BodyEvery: 10}); err != nil {
+		return nil, errors.Join(fmt.Errorf("build bench database %s: %w", db, err), s.Close())
+	}
+	fmt.Fprintf(os.Stderr, "built ClickHouse database %s with %d exchanges in %s\n", db, BenchExchanges, time.Since(start).Round(time.Second))
+	return s, nil
 }

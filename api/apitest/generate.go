@@ -9,7 +9,6 @@ import (
 
 	"github.com/mcplens/mcplens/classify"
 	"github.com/mcplens/mcplens/schema"
-	"github.com/mcplens/mcplens/store/duckstore"
 )
 
 // GenerateConfig shapes a generated store. Exchanges are spread evenly
@@ -35,9 +34,14 @@ const (
 // GeneratedID returns the id of the i-th generated exchange.
 func GeneratedID(i int) string { return fmt.Sprintf("g-%08d", i) }
 
+// Writer is a store Generate writes into (both stores are).
+type Writer interface {
+	Write(ctx context.Context, b *schema.Batch) error
+}
+
 // Generate writes cfg.Exchanges synthetic exchanges (with their chains,
 // tool annotations and some bodies) into s.
-func Generate(ctx context.Context, s *duckstore.Store, cfg GenerateConfig) error {
+func Generate(ctx context.Context, s Writer, cfg GenerateConfig) error {
 	if cfg.Batch <= 0 {
 		cfg.Batch = 100_000
 	}
