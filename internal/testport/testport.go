@@ -11,6 +11,7 @@
 package testport
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -52,7 +53,7 @@ func free(p, n int) bool {
 		}
 	}()
 	for i := range n {
-		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p+i))
+		l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", fmt.Sprintf("127.0.0.1:%d", p+i))
 		if err != nil {
 			return false
 		}

@@ -13,7 +13,7 @@ func TestRestartableIsFreeAndBelowTheEphemeralRange(t *testing.T) {
 			t.Fatalf("port %d outside %d-%d", p, lowest, ephemeralLow())
 		}
 		for i := range 2 {
-			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p+i))
+			l, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", fmt.Sprintf("127.0.0.1:%d", p+i))
 			if err != nil {
 				t.Fatalf("port %d not free: %v", p+i, err)
 			}
@@ -24,7 +24,7 @@ func TestRestartableIsFreeAndBelowTheEphemeralRange(t *testing.T) {
 
 func TestFreeSeesATakenPort(t *testing.T) {
 	p := Restartable(t, 1)
-	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+	l, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", fmt.Sprintf("127.0.0.1:%d", p))
 	if err != nil {
 		t.Fatal(err)
 	}
