@@ -307,17 +307,28 @@ func chaos(t *testing.T, engine string) {
 		t.Fatal(err)
 	}
 	_, end := topicOffsets(t, b.Addr, topic)
-	waitFor(t, "the group to commit the whole topic", 180*time.Second, func() bool {
-		var committed int64
+	// A long form leaves a backlog on a loaded machine: the drain may take
+	// as long as the traffic did.
+	drain := max(180*time.Second, 2*time.Duration(seconds)*time.Second)
+	var committed int64
+	pending := 0.0
+	deadline := time.Now().Add(drain)
+	for {
+		committed, pending = 0, 0
 		for _, off := range groupCommitted(b.Addr, group, topic) {
 			committed += off
 		}
-		pending := 0.0
 		for _, m := range members {
 			pending += metricSums(m.metrics)["mcplens_ingest_pending"]
 		}
-		return float64(committed) == end && pending == 0
-	})
+		if float64(committed) == end && pending == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %v the group committed %d of %d messages (%v), %v halves pending", drain, committed, int64(end), groupCommitted(b.Addr, group, topic), pending)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 	elapsed := time.Since(began)
 	// The newest exchanges of each partition wait for its watermark
 	// (lateness and merge window, 7s of event time): idle advance moves it
