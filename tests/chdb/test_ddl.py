@@ -24,7 +24,9 @@ def test_single_node_ddl_is_idempotent():
         for stmt in statements(SCHEMA / "clickhouse_single.sql"):
             s.query(stmt)
     tables = str(s.query("SELECT name FROM system.tables WHERE database = 'mcplens' ORDER BY name", "CSV")).split()
-    assert tables == ['"exchange_bodies"', '"exchanges"', '"quarantine"', '"schema_migrations"', '"tool_annotations"']
+    created = sorted(set(re.findall(r"CREATE TABLE IF NOT EXISTS mcplens\.(\w+)", (SCHEMA / "clickhouse_single.sql").read_text())))
+    assert {"exchanges", "exchange_bodies", "quarantine", "schema_migrations", "tool_annotations", "ingest_streams"} <= set(created)
+    assert tables == [f'"{t}"' for t in created]
     ttl = str(s.query("SELECT create_table_query FROM system.tables WHERE database = 'mcplens' AND name = 'exchanges'"))
     assert "TTL toDateTime(ts) + toIntervalSecond(2592000)" in ttl
     s.close()
@@ -50,7 +52,9 @@ def test_cluster_ddl():
             s.query(f"SELECT {key} FROM {db}.{local} LIMIT 0")
             distributed += 1
             continue
-        assert "Replicated" in stmt
+        # A table is replicated; an ALTER (an index, a data repair) runs on
+        # the cluster's local tables.
+        assert "Replicated" in stmt or re.match(r"ALTER TABLE mcplens\.\w+_local ON CLUSTER ", stmt)
         s.query(local_variant(stmt))
     assert distributed == 4
     s.close()
