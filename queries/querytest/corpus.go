@@ -63,3 +63,22 @@ func ReadCorpus(path string) (*schema.Batch, error) {
 	}
 	return b, nil
 }
+
+// SpoilRetryOrigins gives b's exchanges the retry_origin rows written
+// before migration 0051 could hold: "" or a logger's "none" on re-sends
+// (alternately), "" on the first five first attempts. It returns how many
+// re-sends and first attempts it changed, for a test of the repair.
+func SpoilRetryOrigins(b *schema.Batch) (resent, first int) {
+	for i := range b.Exchanges {
+		x := &b.Exchanges[i]
+		switch {
+		case x.RetryOf != "" || x.Attempt > 1:
+			x.RetryOrigin = []string{"", "none"}[resent%2]
+			resent++
+		case first < 5:
+			x.RetryOrigin = ""
+			first++
+		}
+	}
+	return resent, first
+}

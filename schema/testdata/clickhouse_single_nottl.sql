@@ -167,3 +167,8 @@ ALTER TABLE mcplens.exchanges  ADD INDEX IF NOT EXISTS idx_request_event_id requ
 
 ALTER TABLE mcplens.exchanges  ADD INDEX IF NOT EXISTS idx_response_event_id response_event_id TYPE bloom_filter(0.001) GRANULARITY 1;
 
+-- migration retry_origin_filled
+ALTER TABLE mcplens.exchanges  UPDATE retry_origin = if(retry_of != '' OR attempt > 1, 'unknown', 'none')
+WHERE retry_origin = '' OR (retry_origin = 'none' AND (retry_of != '' OR attempt > 1))
+SETTINGS mutations_sync = 0;
+

@@ -125,3 +125,7 @@ WHERE json_type(request_headers) = 'VARCHAR';
 UPDATE exchange_bodies SET response_headers = CAST(response_headers->>'$' AS JSON)
 WHERE json_type(response_headers) = 'VARCHAR';
 
+-- migration retry_origin_filled
+UPDATE exchanges SET retry_origin = CASE WHEN retry_of <> '' OR attempt > 1 THEN 'unknown' ELSE 'none' END
+WHERE retry_origin = '' OR (retry_origin = 'none' AND (retry_of <> '' OR attempt > 1));
+
