@@ -205,6 +205,11 @@ func (e *Engine) loop(ctx context.Context, msgs <-chan Message, fetchErr <-chan 
 			if err := e.flush(ctx); err != nil {
 				return e.stopAfter(err)
 			}
+			// The next batch gets a whole interval after this write:
+			// against a store that takes longer than the interval, a
+			// tick queued meanwhile would flush again at once, a few
+			// rows per round trip.
+			tick.Reset(e.cfg.FlushInterval)
 		case <-ctx.Done():
 			return e.stop("shutdown")
 		}
