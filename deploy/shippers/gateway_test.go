@@ -295,11 +295,11 @@ func TestGatewayCorpusClassification(t *testing.T) {
 		}
 	}
 	f("9b1f0c7a6e5d4c3b2a1908f7e6d5c4b3", classify.ToolSuccess, "", classify.RiskPossible)                             // nginx "status":"200"
-	f("9b1f0c7a6e5d4c3b2a1908f7e6d5c4b4", classify.TransportError, classify.Timeout, classify.RiskUnknown)             // nginx 499
+	f("9b1f0c7a6e5d4c3b2a1908f7e6d5c4b4", classify.TransportError, classify.ClientAbort, classify.RiskUnknown)         // nginx 499: the client went away, as cmd/tap records it
 	f("9b1f0c7a6e5d4c3b2a1908f7e6d5c4b5", classify.ToolError, classify.ToolFailed, classify.RiskPossible)              // nginx SSE, quoted status
 	f("0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d", classify.TransportError, classify.ConnectionRefused, classify.RiskNone)  // UF,URX 503
 	f("0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4e", classify.TransportError, classify.ConnectionRefused, classify.RiskNone)  // UH 503
-	f("0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4f", classify.TransportError, classify.Timeout, classify.RiskUnknown)         // DC, no status
+	f("0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4f", classify.TransportError, classify.ClientAbort, classify.RiskUnknown)     // DC, no status: the client went away
 	f("0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c50", classify.TransportError, classify.ConnectionReset, classify.RiskUnknown) // UR 503
 	f("0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c51", classify.HTTPError, classify.ServerError, classify.RiskUnknown)          // URX: the server's 503
 	f("e1f2a3b4-c5d6-4e7f-8091-a2b3c4d5e6f7", classify.TransportError, classify.Timeout, classify.RiskUnknown)         // UT 504
