@@ -65,6 +65,9 @@ type chains struct {
 	// sessionStart, when set, says when a session was first seen (from
 	// clients), for retries across sessions.
 	sessionStart func(server, session string) (time.Time, bool)
+	// sessionSeen, when set, says when a session's latest exchange was
+	// sent (from clients).
+	sessionSeen func(server, session string) (time.Time, bool)
 }
 
 // newChains returns empty chain state.

@@ -112,6 +112,16 @@ func (c *clients) started(server, session string) (time.Time, bool) {
 	return el.Value.(*clientEntry).first, true
 }
 
+// lastSeen returns the request time of the latest exchange of a session
+// remembered here.
+func (c *clients) lastSeen(server, session string) (time.Time, bool) {
+	el, ok := c.byKey[server+"\x00"+session]
+	if !ok {
+		return time.Time{}, false
+	}
+	return el.Value.(*clientEntry).seen, true
+}
+
 // Len returns the number of sessions remembered.
 func (c *clients) Len() int { return len(c.byKey) }
 

@@ -106,7 +106,7 @@ func New(cfg Config, d Deps) (*Engine, error) {
 	e.stateful, _ = d.Sink.(StateSink)
 	corr.track = e.stateful != nil
 	_, e.assigner = d.Source.(Assigner)
-	e.chains.sessionStart = e.clients.started
+	e.chains.sessionStart, e.chains.sessionSeen = e.clients.started, e.clients.lastSeen
 	return e, nil
 }
 

@@ -38,8 +38,20 @@ func (c *chains) acrossSessions(rec *schema.Exchange) (lastAttempt, bool) {
 	// The new session must have begun after the attempt that lost the
 	// old one; a session of another instance of the same client that was
 	// already running is not a reconnect.
-	if c.sessionStart != nil {
-		if start, known := c.sessionStart(rec.Server, rec.SessionID); known && start.UnixNano() < l.ts {
+	if c.sessionStart == nil {
+		return l, true
+	}
+	start, known := c.sessionStart(rec.Server, rec.SessionID)
+	if known && start.UnixNano() < l.ts {
+		return lastAttempt{}, false
+	}
+	// A client that lost its session leaves it: the old session sends
+	// nothing once the new one began. Another process of the same client
+	// name and version that calls the same tool with the same params from
+	// its own session while the first keeps using its session is not a
+	// reconnect.
+	if known && c.sessionSeen != nil {
+		if seen, ok := c.sessionSeen(rec.Server, l.session); ok && seen.After(start) {
 			return lastAttempt{}, false
 		}
 	}
