@@ -32,6 +32,12 @@ type logLine struct {
 func (c *cancelTraffic) add(at time.Time, ev schema.Event) {
 	c.n++
 	ev.V, ev.Source, ev.Observer, ev.Server = 1, "gateway", "gw-1", "tools"
+	if ev.SessionID != "" && ev.Kind != schema.KindResponse {
+		if ev.RequestHeaders == nil {
+			ev.RequestHeaders = map[string]string{}
+		}
+		ev.RequestHeaders["mcp-session-id"] = ev.SessionID
+	}
 	if ev.EventID == "" {
 		ev.EventID = fmt.Sprintf("ev-%d", c.n)
 	}

@@ -118,6 +118,8 @@ func countRows(rows []breakdownRow) totals {
 			t.Accepted += n
 		case "INPUT_REQUIRED":
 			t.InputRequired += n
+		case "CANCELLED":
+			// The client's decision: neither a failure nor an answer.
 		default:
 			t.Failed += n
 			t.ByLayer[r.Layer] += n

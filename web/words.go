@@ -53,9 +53,10 @@ func classWords(class string) string {
 	return strings.ToLower(strings.ReplaceAll(class, "_", " "))
 }
 
-// okOutcomes are the outcomes that are not failures; INPUT_REQUIRED
-// is neither, and is counted apart too.
-var okOutcomes = map[string]bool{"SUCCESS": true, "TOOL_SUCCESS": true, "ACCEPTED": true, "INPUT_REQUIRED": true}
+// okOutcomes are the outcomes that are not failures, as in the API's and
+// the dashboards' error rates; INPUT_REQUIRED and CANCELLED (the client's
+// decision) are no success either, and are counted apart.
+var okOutcomes = map[string]bool{"SUCCESS": true, "TOOL_SUCCESS": true, "ACCEPTED": true, "INPUT_REQUIRED": true, "CANCELLED": true}
 
 // behind2xx are the failed outcomes that only a 2xx answer can have: an
 // HTTP status outside 2xx is always HTTP_ERROR.
