@@ -120,7 +120,7 @@ bench-store:
 ## (and TestEnginesAgree, which compares both).
 .PHONY: test-api-clickhouse
 test-api-clickhouse:
-	MCPLENS_TEST_ENGINE=clickhouse $(GO) test -count=1 -skip '^TestEnginesAgree$$' ./api/...
+	MCPLENS_TEST_ENGINE=clickhouse $(GO) test -count=1 -timeout 30m -skip '^TestEnginesAgree$$' ./api/...
 	STORE=clickhouse MAX_EXAMPLES=8 GO=$(GO) PYTHON=$(PYTHON) bash tests/schemathesis/run.sh
 
 ## bench-steady: the steady-state figures of issue 13: each windowed
