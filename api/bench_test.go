@@ -6,10 +6,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,24 +24,14 @@ const benchExchanges = apitest.BenchExchanges
 var (
 	benchFrom = apitest.BenchFrom
 	benchSpan = apitest.BenchSpan
-	benchOnce sync.Once
-	benchDB   *duckstore.Store
-	benchErr  error
+	bench     apitest.Shared[*duckstore.Store]
 )
 
 func benchStore(b *testing.B) *duckstore.Store {
 	b.Helper()
-	benchOnce.Do(func() {
-		path := os.Getenv("MCPLENS_BENCH_DB")
-		if path == "" {
-			path = filepath.Join(tmpDir, "bench-1m.duckdb")
-		}
-		benchDB, benchErr = apitest.OpenBench(context.Background(), path)
+	return bench.Get(b, func() (*duckstore.Store, error) {
+		return apitest.OpenBench(context.Background(), apitest.BenchPath(tmpDir))
 	})
-	if benchErr != nil {
-		b.Fatal(benchErr)
-	}
-	return benchDB
 }
 
 // BenchmarkRoutes measures each question, breakdown and lookup route over

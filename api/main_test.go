@@ -11,7 +11,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,7 +22,6 @@ import (
 	"github.com/mcplens/mcplens/internal/logging/logtest"
 	"github.com/mcplens/mcplens/queries"
 	"github.com/mcplens/mcplens/store/chstore/clickhousetest"
-	"github.com/mcplens/mcplens/store/duckstore"
 )
 
 // testNow is the clock of the tests: the corpus spans November 2026.
@@ -38,13 +36,8 @@ const (
 )
 
 var (
-	tmpDir     string
-	corpusOnce sync.Once
-	corpusDB   interface {
-		queries.Store
-		Close() error
-	}
-	corpusErr error
+	tmpDir string
+	corpus apitest.Shared[corpusDB]
 )
 
 func TestMain(m *testing.M) {
@@ -55,11 +48,9 @@ func TestMain(m *testing.M) {
 	}
 	tmpDir = dir
 	code := m.Run()
-	if corpusDB != nil {
-		if err := corpusDB.Close(); err != nil {
-			fmt.Fprintln(os.Stderr, "close corpus store:", err)
-			code = 1
-		}
+	if err := corpus.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, "close corpus store:", err)
+		code = 1
 	}
 	releaseStalled()
 	os.RemoveAll(dir)
@@ -91,26 +82,26 @@ func corpusStore(t testing.TB) queries.Store {
 	if engine == "clickhouse" {
 		dsn = clickhousetest.DSN(t) // skips or fails here, not inside the Once
 	}
-	corpusOnce.Do(func() {
+	return corpus.Get(t, func() (corpusDB, error) {
+		var s corpusDB
+		var err error
 		switch engine {
 		case "clickhouse":
-			var ch *apitest.ClickHouseCorpus
-			ch, corpusErr = apitest.OpenCorpusClickHouse(context.Background(), dsn, clickhousetest.UniqueName(t, "mcplens_apitest"), apitest.CorpusPath())
-			if ch != nil {
-				corpusDB = ch
-			}
+			s, err = apitest.OpenCorpusClickHouse(context.Background(), dsn, clickhousetest.UniqueName(t, "mcplens_apitest"), apitest.CorpusPath())
 		default:
-			var d *duckstore.Store
-			d, corpusErr = apitest.OpenCorpus(context.Background(), filepath.Join(tmpDir, "corpus.duckdb"), apitest.CorpusPath())
-			if d != nil {
-				corpusDB = d
-			}
+			s, err = apitest.OpenCorpus(context.Background(), filepath.Join(tmpDir, "corpus.duckdb"), apitest.CorpusPath())
 		}
+		if err != nil {
+			return nil, fmt.Errorf("load the conformance corpus: %w", err)
+		}
+		return s, nil
 	})
-	if corpusErr != nil {
-		t.Fatalf("load the conformance corpus: %v", corpusErr)
-	}
-	return corpusDB
+}
+
+// corpusDB is the store of the corpus on either engine.
+type corpusDB interface {
+	queries.Store
+	Close() error
 }
 
 func testTokens(t testing.TB) *Tokens {

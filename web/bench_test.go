@@ -7,10 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"path/filepath"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,25 +19,16 @@ import (
 )
 
 var (
-	benchOnce sync.Once
-	benchDB   *duckstore.Store
-	benchErr  error
+	bench apitest.Shared[*duckstore.Store]
 )
 
 // benchAPI is the API (and view) over the million-exchange store of the
 // API's benchmarks (apitest.OpenBench; MCPLENS_BENCH_DB keeps the file).
 func benchAPI(b *testing.B) http.Handler {
 	b.Helper()
-	benchOnce.Do(func() {
-		path := os.Getenv("MCPLENS_BENCH_DB")
-		if path == "" {
-			path = filepath.Join(tmpDir, "bench-1m.duckdb")
-		}
-		benchDB, benchErr = apitest.OpenBench(context.Background(), path)
+	benchDB := bench.Get(b, func() (*duckstore.Store, error) {
+		return apitest.OpenBench(context.Background(), apitest.BenchPath(tmpDir))
 	})
-	if benchErr != nil {
-		b.Fatal(benchErr)
-	}
 	cfg := api.DefaultConfig()
 	cfg.RateLimit = 0
 	tokens, err := api.LoadTokens("", bodiesToken+" scopes=read,bodies name=bench")

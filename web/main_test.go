@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -41,10 +40,8 @@ const (
 var wholeCorpus = url.Values{"from": {"2026-11-01T00:00:00Z"}, "to": {"2026-11-30T00:00:00Z"}}
 
 var (
-	tmpDir     string
-	corpusOnce sync.Once
-	corpusDB   *duckstore.Store
-	corpusErr  error
+	tmpDir string
+	corpus apitest.Shared[*duckstore.Store]
 )
 
 func TestMain(m *testing.M) {
@@ -55,11 +52,9 @@ func TestMain(m *testing.M) {
 	}
 	tmpDir = dir
 	code := m.Run()
-	if corpusDB != nil {
-		if err := corpusDB.Close(); err != nil {
-			fmt.Fprintln(os.Stderr, "close corpus store:", err)
-			code = 1
-		}
+	if err := corpus.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, "close corpus store:", err)
+		code = 1
 	}
 	os.RemoveAll(dir)
 	os.Exit(code)
@@ -69,13 +64,9 @@ func TestMain(m *testing.M) {
 // the tests (they only read it).
 func corpusStore(t testing.TB) queries.Store {
 	t.Helper()
-	corpusOnce.Do(func() {
-		corpusDB, corpusErr = apitest.OpenCorpus(context.Background(), filepath.Join(tmpDir, "corpus.duckdb"), apitest.CorpusPath())
+	return corpus.Get(t, func() (*duckstore.Store, error) {
+		return apitest.OpenCorpus(context.Background(), filepath.Join(tmpDir, "corpus.duckdb"), apitest.CorpusPath())
 	})
-	if corpusErr != nil {
-		t.Fatal(corpusErr)
-	}
-	return corpusDB
 }
 
 // site is a live API (and so the view) over a store, with the test
