@@ -133,7 +133,7 @@ func newTestAPI(t testing.TB, store queries.Store, configure ...func(*Config)) *
 		// A bundle reads every failed exchange one query at a time; on
 		// the shared, loaded CI machine a ClickHouse round trip can take
 		// 100 ms, so the default 10 s would time out a healthy server.
-		cfg.QueryTimeout = time.Minute
+		cfg.QueryTimeout = 3 * time.Minute // a minute was exceeded at load 29
 	}
 	for _, f := range configure {
 		f(&cfg)
