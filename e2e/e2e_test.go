@@ -22,6 +22,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/mcplens/mcplens/internal/demo"
+	"github.com/mcplens/mcplens/internal/metricstest"
 	"github.com/mcplens/mcplens/pipeline/kafkatest"
 	"github.com/mcplens/mcplens/queries"
 	"github.com/mcplens/mcplens/store/duckstore"
@@ -387,33 +388,14 @@ func notStored(t *testing.T, brokers, topic string, stored func(exchangeID strin
 // (which it does only for what the store acknowledged) and holds nothing
 // pending: no half waiting for its pair, no record waiting for the merge window.
 func drained(addr string, end float64) bool {
-	resp, err := http.Get("http://" + addr + "/metrics")
-	if err != nil {
-		return false
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	sums := map[string]float64{}
-	seen := map[string]bool{}
-	for _, line := range strings.Split(string(body), "\n") {
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		name, _, _ := strings.Cut(line, " ")
-		if i := strings.IndexByte(name, '{'); i >= 0 {
-			name = name[:i]
-		}
-		var v float64
-		if _, err := fmt.Sscanf(line[strings.LastIndexByte(line, ' ')+1:], "%g", &v); err == nil {
-			sums[name] += v
-			seen[name] = true
-		}
-	}
-	return seen["mcplens_ingest_committed_offset"] && sums["mcplens_ingest_committed_offset"] == end &&
+	sums := metricstest.Sums(addr)
+	_, committed := sums["mcplens_ingest_committed_offset"]
+	_, merging := sums["mcplens_ingest_merge_waiting"]
+	return committed && sums["mcplens_ingest_committed_offset"] == end &&
 		sums["mcplens_ingest_pending"] == 0 && sums["mcplens_ingest_inflight_positions"] == 0 &&
 		// With the state store the commit moves past records still
 		// waiting for the merge window: they are stored only once released.
-		seen["mcplens_ingest_merge_waiting"] && sums["mcplens_ingest_merge_waiting"] == 0
+		merging && sums["mcplens_ingest_merge_waiting"] == 0
 }
 
 // TestDemo runs the one-command demo (from the tap's file, no Kafka) and

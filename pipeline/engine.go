@@ -324,7 +324,7 @@ func (e *Engine) emit(g *group) {
 		o.emitted = true
 		for i, p := range o.positions {
 			if o.saved[i] {
-				e.state.Released = append(e.state.Released, schema.EventRef{Stream: p.Stream, Offset: p.Offset, EventID: o.evs[i].EventID})
+				e.state.Released = append(e.state.Released, schema.EventRef{Stream: p.Stream, Offset: p.Offset, EventID: o.eventAt(i).EventID})
 				e.waiting.Done(p)
 			} else {
 				e.batchPos = append(e.batchPos, p)

@@ -3,9 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"math/rand/v2"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -16,6 +14,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
+	"github.com/mcplens/mcplens/internal/metricstest"
 	"github.com/mcplens/mcplens/pipeline"
 	"github.com/mcplens/mcplens/pipeline/kafkatest"
 	"github.com/mcplens/mcplens/pipeline/pipelinetest"
@@ -29,30 +28,6 @@ func envInt(name string, def int) int {
 		return n
 	}
 	return def
-}
-
-// metricSums scrapes /metrics at addr and sums each family over labels.
-func metricSums(addr string) map[string]float64 {
-	resp, err := http.Get("http://" + addr + "/metrics")
-	if err != nil {
-		return nil
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	sums := map[string]float64{}
-	for _, line := range strings.Split(string(body), "\n") {
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		name, _, _ := strings.Cut(line, " ")
-		if i := strings.IndexByte(name, '{'); i >= 0 {
-			name = name[:i]
-		}
-		if v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64); err == nil {
-			sums[name] += v
-		}
-	}
-	return sums
 }
 
 // chaosLines is a production-shaped corpus with the faults of issue 12
@@ -249,7 +224,7 @@ func chaos(t *testing.T, engine string) {
 		in := &chaosIngester{proc: startIngest(t, args...), metrics: metrics}
 		procs = append(procs, in.proc)
 		if migrate { // the others start on the migrated schema
-			waitFor(t, "the first ingester to serve metrics", 60*time.Second, func() bool { return metricSums(metrics) != nil })
+			waitFor(t, "the first ingester to serve metrics", 60*time.Second, func() bool { return metricstest.Sums(metrics) != nil })
 		}
 		return in
 	}
@@ -319,7 +294,7 @@ func chaos(t *testing.T, engine string) {
 			committed += off
 		}
 		for _, m := range members {
-			pending += metricSums(m.metrics)["mcplens_ingest_pending"]
+			pending += metricstest.Sums(m.metrics)["mcplens_ingest_pending"]
 		}
 		if float64(committed) == end && pending == 0 {
 			break

@@ -76,3 +76,25 @@ func (s *sink) Write(_ context.Context, b *schema.Batch) error {
 }
 
 func (s *sink) Close() error { return nil }
+
+// TimeFile runs the pipeline with the default configuration from the
+// contract-v1 file at path into sink, to the end of the file, with b's
+// timer running only while the engine runs.
+func TimeFile(b *testing.B, path string, sink pipeline.Sink) {
+	b.Helper()
+	src, err := pipeline.NewFileSource(path, pipeline.FileSourceConfig{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer src.Close()
+	eng, err := pipeline.New(pipeline.DefaultConfig(), pipeline.Deps{Source: src, Sink: sink, Logger: zerolog.Nop()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.StartTimer()
+	err = eng.Run(context.Background())
+	b.StopTimer()
+	if err != nil {
+		b.Fatal(err)
+	}
+}

@@ -12,7 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/mcplens/mcplens/classify"
-	"github.com/mcplens/mcplens/pipeline"
+	"github.com/mcplens/mcplens/pipeline/enginetest"
 	"github.com/mcplens/mcplens/schema"
 	"github.com/mcplens/mcplens/store/chstore/clickhousetest"
 )
@@ -102,24 +102,11 @@ func BenchmarkFileToClickHouse(b *testing.B) {
 		if err := s.Migrate(context.Background(), schema.DefaultOptions()); err != nil {
 			b.Fatal(err)
 		}
-		src, err := pipeline.NewFileSource(path, pipeline.FileSourceConfig{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		eng, err := pipeline.New(pipeline.DefaultConfig(), pipeline.Deps{Source: src, Sink: s, Logger: zerolog.Nop()})
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.StartTimer()
-		if err := eng.Run(context.Background()); err != nil {
-			b.Fatal(err)
-		}
-		b.StopTimer()
+		enginetest.TimeFile(b, path, s)
 		var n uint64
 		if err := s.conn.QueryRow(context.Background(), "SELECT count() FROM exchanges").Scan(&n); err != nil || n != exchanges {
 			b.Fatalf("stored %d exchanges (%v), want %d", n, err, exchanges)
 		}
-		src.Close()
 		s.Close()
 		b.StartTimer()
 	}

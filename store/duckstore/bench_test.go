@@ -14,9 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
-	"github.com/mcplens/mcplens/pipeline"
+	"github.com/mcplens/mcplens/pipeline/enginetest"
 	"github.com/mcplens/mcplens/queries"
 	"github.com/mcplens/mcplens/schema"
 )
@@ -107,24 +105,11 @@ func BenchmarkEndToEnd(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		src, err := pipeline.NewFileSource(path, pipeline.FileSourceConfig{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		eng, err := pipeline.New(pipeline.DefaultConfig(), pipeline.Deps{Source: src, Sink: s, Logger: zerolog.Nop()})
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.StartTimer()
-		if err := eng.Run(context.Background()); err != nil {
-			b.Fatal(err)
-		}
-		b.StopTimer()
+		enginetest.TimeFile(b, path, s)
 		var n int
 		if err := s.DB().QueryRow("SELECT count(*) FROM exchanges").Scan(&n); err != nil || n != events {
 			b.Fatalf("stored %d exchanges (%v), want %d", n, err, events)
 		}
-		src.Close()
 		s.Close()
 		b.StartTimer()
 	}
