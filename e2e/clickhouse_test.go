@@ -99,8 +99,10 @@ func TestTapKafkaIngestClickHouseUnderFaults(t *testing.T) {
 		for _, id := range strings.Fields(srv.Query(t, "SELECT exchange_id FROM mcplens.exchanges")) {
 			stored[id] = true
 		}
-		t.Errorf("the server holds %v (rows, distinct exchanges) for %d recorded events, want each once; not stored:\n%s",
-			counts, recorded, notStored(t, b.Addr, topic, func(id string) bool { return stored[id] }))
+		t.Errorf("the server holds %v (rows, distinct exchanges) for %d recorded events, want each once; not stored:\n%s\nstored twice (exchange, parts):\n%s\nparts:\n%s",
+			counts, recorded, notStored(t, b.Addr, topic, func(id string) bool { return stored[id] }),
+			srv.Query(t, "SELECT exchange_id, outcome, groupArray(_part) FROM mcplens.exchanges GROUP BY exchange_id, outcome HAVING count() > 1 ORDER BY exchange_id"),
+			srv.Query(t, "SELECT name, rows, modification_time FROM system.parts WHERE database = 'mcplens' AND table = 'exchanges' AND active ORDER BY name"))
 	}
 	if q := strings.Fields(srv.Query(t, "SELECT count(), countIf(position(raw, 'poison') > 0) FROM mcplens.quarantine")); len(q) != 2 || q[0] != "1" || q[1] != "1" {
 		t.Errorf("quarantine holds %v (rows, poison rows), want exactly the poison message", q)

@@ -69,8 +69,29 @@ func start(t *testing.T, name string, args ...string) *proc {
 	}
 	p := &proc{cmd: cmd, log: logPath, done: make(chan error, 1)}
 	go func() { p.done <- cmd.Wait(); f.Close() }()
-	t.Cleanup(func() { _ = cmd.Process.Kill(); <-p.done; p.done <- nil })
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-p.done
+		p.done <- nil
+		keepLog(t, logPath)
+	})
 	return p
+}
+
+// keepLog copies a failed test's process log into $MCPLENS_E2E_KEEP, when
+// set, for a look after the test's TempDir is gone.
+func keepLog(t *testing.T, path string) {
+	dir := os.Getenv("MCPLENS_E2E_KEEP")
+	if dir == "" || !t.Failed() {
+		return
+	}
+	raw, err := os.ReadFile(path)
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s-%d-%s", t.Name(), time.Now().UnixNano(), filepath.Base(path))), raw, 0o600)
+	}
+	if err != nil {
+		t.Logf("keep %s: %v", path, err)
+	}
 }
 
 func (p *proc) signal(t *testing.T, sig syscall.Signal) error {

@@ -172,13 +172,21 @@ func TestReassignHandsOver(t *testing.T) {
 	b := &assignSource{script: append([]Message{assign(1)}, streams[1][from:]...), committed: map[string]int64{}}
 	run(b)
 
-	want, _ := runFile(t, testConfig(), c.Lines)
+	storedOnceAsUninterrupted(t, c.Lines, sink.exchanges)
+}
+
+// storedOnceAsUninterrupted checks that stored holds each exchange of an
+// uninterrupted run over lines once, with the same outcome, and nothing
+// else.
+func storedOnceAsUninterrupted(t *testing.T, lines [][]byte, stored []schema.Exchange) {
+	t.Helper()
+	want, _ := runFile(t, testConfig(), lines)
 	wantOutcome := map[string]string{}
 	for _, x := range want.exchanges {
 		wantOutcome[x.ExchangeID] = string(x.Outcome)
 	}
 	got := map[string][]string{}
-	for _, x := range sink.exchanges {
+	for _, x := range stored {
 		got[x.ExchangeID] = append(got[x.ExchangeID], string(x.Outcome))
 	}
 	for id, o := range wantOutcome {

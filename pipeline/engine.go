@@ -61,6 +61,10 @@ type Engine struct {
 	savedPos  []Position
 	marked    map[string]int64
 	skipBelow map[string]int64
+	// unsure holds, per stream resumed from a state whose last batch may
+	// be stored without its marks, the offset below which the rows formed
+	// may be stored already ([schema.StreamState.Unsure]).
+	unsure map[string]int64
 	// waiting holds the positions of the saved events still waiting: the
 	// oldest of a stream is its mark's Low.
 	waiting *offsets
@@ -101,6 +105,7 @@ func New(cfg Config, d Deps) (*Engine, error) {
 		offsets:   newOffsets(),
 		marked:    map[string]int64{},
 		skipBelow: map[string]int64{},
+		unsure:    map[string]int64{},
 		waiting:   newOffsets(),
 	}
 	e.stateful, _ = d.Sink.(StateSink)
@@ -303,6 +308,9 @@ func (e *Engine) quarantine(m Message, err error) {
 	q := quarantineRecord(m, err, e.d.Now(), e.redactor)
 	e.batch.Quarantine = append(e.batch.Quarantine, q)
 	e.batchPos = append(e.batchPos, m.Pos)
+	if e.isUnsure(m.Pos) {
+		e.batch.Unsure.Quarantine = append(e.batch.Unsure.Quarantine, q.Position)
+	}
 	e.m.events.WithLabelValues("quarantined").Inc()
 	e.m.quarantined.WithLabelValues(m.Pos.Stream).Inc()
 	e.counts.quarantined.Add(1)
@@ -320,9 +328,11 @@ func (e *Engine) emit(g *group) {
 	e.batch.Exchanges = append(e.batch.Exchanges, rec)
 	e.batch.Bodies = append(e.batch.Bodies, body)
 	e.batch.Annotations = append(e.batch.Annotations, anns...)
+	unsure := false
 	for _, o := range g.obs {
 		o.emitted = true
 		for i, p := range o.positions {
+			unsure = unsure || e.isUnsure(p)
 			if o.saved[i] {
 				e.state.Released = append(e.state.Released, schema.EventRef{Stream: p.Stream, Offset: p.Offset, EventID: o.eventAt(i).EventID})
 				e.waiting.Done(p)
@@ -331,8 +341,18 @@ func (e *Engine) emit(g *group) {
 			}
 		}
 	}
+	if unsure {
+		e.batch.Unsure.Exchanges = append(e.batch.Unsure.Exchanges, rec.ExchangeID)
+	}
 	e.m.exchange(&rec)
 	e.counts.exchange(rec.Outcome)
+}
+
+// isUnsure says whether the event at p may be stored already, by a batch
+// of the stream's previous owner that was not stored whole.
+func (e *Engine) isUnsure(p Position) bool {
+	end, ok := e.unsure[p.Stream]
+	return ok && p.Offset < end
 }
 
 // cleanText makes the record's text fields that come from bodies and

@@ -143,6 +143,11 @@ func (e *Engine) resume(ctx context.Context, streams []string) error {
 		pos := Position{Stream: s.Mark.Stream, Topic: s.Mark.Topic, Partition: s.Mark.Partition, Offset: s.Mark.Next}
 		e.marked[pos.Stream] = s.Mark.Next
 		e.skipBelow[pos.Stream] = s.Mark.Next
+		if s.Unsure > s.Mark.Next {
+			e.unsure[pos.Stream] = s.Unsure
+			e.d.Logger.Info().Str("stream", pos.Stream).Int64("mark", s.Mark.Next).Int64("unsure_until", s.Unsure).
+				Msg("the stream's last batch may be stored without its marks; rows formed before unsure_until are checked against the store")
+		}
 		e.corr.resume(pos, s.Mark.MaxTS)
 		slices.SortFunc(s.Saved, func(a, b schema.SavedEvent) int { return int(a.Offset - b.Offset) })
 		for _, sv := range s.Saved {
@@ -231,4 +236,5 @@ func (e *Engine) forgetStreams() {
 	e.waiting = newOffsets()
 	clear(e.marked)
 	clear(e.skipBelow)
+	clear(e.unsure)
 }

@@ -113,8 +113,8 @@ func splitBatch(b *schema.Batch) (lo, hi schema.Batch) {
 	n := units(b) / 2
 	cut := func(total int) int { k := min(n, total); n -= k; return k }
 	x, q, a := cut(len(b.Exchanges)), cut(len(b.Quarantine)), cut(len(b.Annotations))
-	lo = schema.Batch{Exchanges: b.Exchanges[:x], Bodies: b.Bodies[:x], Quarantine: b.Quarantine[:q], Annotations: b.Annotations[:a], Token: b.Token + "/a"}
-	hi = schema.Batch{Exchanges: b.Exchanges[x:], Bodies: b.Bodies[x:], Quarantine: b.Quarantine[q:], Annotations: b.Annotations[a:], Token: b.Token + "/b"}
+	lo = schema.Batch{Exchanges: b.Exchanges[:x], Bodies: b.Bodies[:x], Quarantine: b.Quarantine[:q], Annotations: b.Annotations[:a], Token: b.Token + "/a", Unsure: b.Unsure}
+	hi = schema.Batch{Exchanges: b.Exchanges[x:], Bodies: b.Bodies[x:], Quarantine: b.Quarantine[q:], Annotations: b.Annotations[a:], Token: b.Token + "/b", Unsure: b.Unsure}
 	return lo, hi
 }
 

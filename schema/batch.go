@@ -19,7 +19,21 @@ type Batch struct {
 	// State is the pipeline's state change that goes with the batch, for
 	// stores that keep it (pipeline.StateSink); others ignore it.
 	State State
+	// Unsure names the rows formed from events a previous owner of their
+	// stream may have stored already (see [StreamState.Unsure]): exchanges
+	// by id, quarantine rows by position. A store whose batches are not
+	// atomic drops those it holds; the others ignore it.
+	Unsure Unsure
 }
+
+// Unsure lists a batch's rows that may be stored already.
+type Unsure struct {
+	Exchanges  []string // exchange ids
+	Quarantine []string // positions
+}
+
+// Empty says whether nothing is unsure.
+func (u *Unsure) Empty() bool { return len(u.Exchanges) == 0 && len(u.Quarantine) == 0 }
 
 // Len is the number of rows in the batch.
 func (b *Batch) Len() int {

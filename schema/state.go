@@ -63,4 +63,10 @@ type SavedEvent struct {
 type StreamState struct {
 	Mark  StreamMark
 	Saved []SavedEvent
+	// Unsure, when beyond Mark.Next, is where the stream's last batch
+	// meant to move its mark: a store without transactions across tables
+	// (ClickHouse) may hold that batch's rows without its marks. The rows
+	// formed from events before Unsure (re-read, or saved and perhaps
+	// released by that batch) go in [Batch.Unsure].
+	Unsure int64
 }

@@ -173,6 +173,19 @@ ALTER TABLE mcplens.exchanges  ADD INDEX IF NOT EXISTS idx_request_event_id requ
 
 ALTER TABLE mcplens.exchanges  ADD INDEX IF NOT EXISTS idx_response_event_id response_event_id TYPE bloom_filter(0.001) GRANULARITY 1;
 
+-- migration ingest_intents
+CREATE TABLE IF NOT EXISTS mcplens.ingest_intents
+(
+    stream      String,
+    next_offset Int64,
+    written_at  DateTime64(3, 'UTC') DEFAULT now64(3)
+)
+ENGINE = MergeTree()
+PARTITION BY toDate(written_at)
+ORDER BY (stream, written_at)
+TTL toDateTime(written_at) + INTERVAL 604800 SECOND
+SETTINGS index_granularity = 8192, ttl_only_drop_parts = 1, non_replicated_deduplication_window = 1000;
+
 -- migration retry_origin_filled
 ALTER TABLE mcplens.exchanges  UPDATE retry_origin = if(retry_of != '' OR attempt > 1, 'unknown', 'none')
 WHERE retry_origin = '' OR (retry_origin = 'none' AND (retry_of != '' OR attempt > 1))

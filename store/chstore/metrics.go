@@ -8,6 +8,9 @@ type metrics struct {
 	retries  prometheus.Counter
 	failures *prometheus.CounterVec
 	expired  *prometheus.CounterVec
+	// unsureSkipped counts rows left out as stored by a stream's previous
+	// owner in a batch it did not finish.
+	unsureSkipped prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -28,9 +31,12 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		expired: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mcplens_clickhouse_expired_rows_total", Help: "Rows stored older than their table's TTL, which ClickHouse deletes at its next merges, by table.",
 		}, []string{"table"}),
+		unsureSkipped: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "mcplens_clickhouse_unsure_rows_skipped_total", Help: "Rows formed again from re-read events and left out because a batch the stream's previous owner did not finish had stored them.",
+		}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.rows, m.seconds, m.retries, m.failures, m.expired)
+		reg.MustRegister(m.rows, m.seconds, m.retries, m.failures, m.expired, m.unsureSkipped)
 	}
 	return m
 }

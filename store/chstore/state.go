@@ -18,6 +18,10 @@ var (
 	loadWaitingSQL string
 	//go:embed stored_halves.sql
 	storedHalvesSQL string
+	//go:embed load_intents.sql
+	loadIntentsSQL string
+	//go:embed unsure_rows.sql
+	unsureRowsSQL string
 )
 
 // halfSpan is how far apart in event time the two halves of one exchange
@@ -29,6 +33,7 @@ const halfSpan = 15 * time.Minute
 // State columns, in the order of the inserts (defaults fill written_at).
 var (
 	streamColumns   = []string{"stream", "topic", "part", "next_offset", "low_offset", "max_ts_ns"}
+	intentColumns   = []string{"stream", "next_offset"}
 	waitingColumns  = []string{"stream", "stream_offset", "event_id", "ts", "event"}
 	releasedColumns = []string{"stream", "stream_offset", "event_id"}
 )
@@ -68,12 +73,144 @@ func (s *Store) LoadState(ctx context.Context, streams []string) ([]schema.Strea
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("load ingest marks: %w", err)
 	}
+	intents, err := s.loadIntents(ctx, streams)
+	if err != nil {
+		return nil, err
+	}
 	for i := range out {
 		if out[i].Saved, err = s.loadWaiting(ctx, out[i].Mark); err != nil {
 			return nil, err
 		}
+		if next := intents[out[i].Mark.Stream]; next > out[i].Mark.Next {
+			out[i].Unsure = next
+		}
 	}
 	return out, nil
+}
+
+// loadIntents returns each stream's newest intent (writeIntents).
+func (s *Store) loadIntents(ctx context.Context, streams []string) (map[string]int64, error) {
+	rows, err := s.conn.Query(ctx, loadIntentsSQL, clickhouse.Named("all", streamsAll(streams)), clickhouse.Named("streams", streams))
+	if err != nil {
+		return nil, fmt.Errorf("load ingest intents: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var stream string
+		var next int64
+		if err := rows.Scan(&stream, &next); err != nil {
+			return nil, fmt.Errorf("load ingest intents: %w", err)
+		}
+		out[stream] = next
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("load ingest intents: %w", err)
+	}
+	return out, nil
+}
+
+// writeIntents stores, before a batch's rows, the marks it will write
+// after them (schema/clickhouse/0013_ingest_intents.sql): should the
+// batch stop half way, the stream's next owner knows up to where the rows
+// it forms again may be stored already. A batch without rows needs none:
+// its parts are all state, and any prefix of them is a valid state.
+func (s *Store) writeIntents(ctx context.Context, b *schema.Batch) error {
+	if len(b.State.Streams) == 0 || len(b.Exchanges)+len(b.Quarantine) == 0 {
+		return nil
+	}
+	return s.writeTable(ctx, b.Token, "ingest_intents", intentColumns, len(b.State.Streams), func(lo, hi int) []any {
+		n := hi - lo
+		stream, next := make([]string, n), make([]int64, n)
+		for i, m := range b.State.Streams[lo:hi] {
+			stream[i], next[i] = m.Stream, m.Next
+		}
+		return []any{stream, next}
+	})
+}
+
+// withoutUnsure returns b less its unsure rows (schema.Batch.Unsure) that
+// are stored already: exchanges and quarantined lines a previous owner of
+// their stream stored in a batch whose marks it did not write. b itself
+// is not changed.
+func (s *Store) withoutUnsure(ctx context.Context, b *schema.Batch) (*schema.Batch, error) {
+	if b.Unsure.Empty() || s.storedUnsure == nil {
+		return b, nil
+	}
+	unsure := make(map[string]bool, len(b.Unsure.Exchanges))
+	for _, id := range b.Unsure.Exchanges {
+		unsure[id] = true
+	}
+	var lo, hi time.Time
+	for i := range b.Exchanges {
+		if x := &b.Exchanges[i]; unsure[x.ExchangeID] {
+			if lo.IsZero() || x.TS.Before(lo) {
+				lo = x.TS
+			}
+			if x.TS.After(hi) {
+				hi = x.TS
+			}
+		}
+	}
+	if lo.IsZero() { // none of them left in b (stored halves, a split batch)
+		lo, hi = time.Unix(0, 0), time.Unix(0, 0)
+	}
+	xs, qs, err := s.storedUnsure(ctx, stamp(lo), stamp(hi), b.Unsure.Exchanges, b.Unsure.Quarantine)
+	if err != nil {
+		return nil, err
+	}
+	if len(xs)+len(qs) == 0 {
+		return b, nil
+	}
+	out := *b
+	out.Exchanges, out.Bodies, out.Quarantine = nil, nil, nil
+	for i := range b.Exchanges {
+		if xs[b.Exchanges[i].ExchangeID] {
+			continue
+		}
+		out.Exchanges = append(out.Exchanges, b.Exchanges[i])
+	}
+	for i := range b.Bodies {
+		if !xs[b.Bodies[i].ExchangeID] {
+			out.Bodies = append(out.Bodies, b.Bodies[i])
+		}
+	}
+	for i := range b.Quarantine {
+		if !qs[b.Quarantine[i].Position] {
+			out.Quarantine = append(out.Quarantine, b.Quarantine[i])
+		}
+	}
+	s.log.Info().Int("exchanges", len(b.Exchanges)-len(out.Exchanges)).Int("quarantined", len(b.Quarantine)-len(out.Quarantine)).
+		Msg("rows a previous owner stored without its marks left out")
+	s.m.unsureSkipped.Add(float64(len(b.Exchanges) - len(out.Exchanges) + len(b.Quarantine) - len(out.Quarantine)))
+	return &out, nil
+}
+
+// queryStoredUnsure returns which of the exchange ids (within [lo, hi])
+// and quarantine positions are stored.
+func (s *Store) queryStoredUnsure(ctx context.Context, lo, hi time.Time, exchanges, positions []string) (xs, qs map[string]bool, err error) {
+	rows, err := s.conn.Query(ctx, unsureRowsSQL, clickhouse.DateNamed("lo", lo, clickhouse.MilliSeconds), clickhouse.DateNamed("hi", hi, clickhouse.MilliSeconds),
+		clickhouse.Named("exchanges", nonEmpty(exchanges)), clickhouse.Named("positions", nonEmpty(positions)))
+	if err != nil {
+		return nil, nil, fmt.Errorf("look up unsure rows: %w", err)
+	}
+	defer rows.Close()
+	xs, qs = map[string]bool{}, map[string]bool{}
+	for rows.Next() {
+		var kind, key string
+		if err := rows.Scan(&kind, &key); err != nil {
+			return nil, nil, fmt.Errorf("look up unsure rows: %w", err)
+		}
+		if kind == "x" {
+			xs[key] = true
+		} else {
+			qs[key] = true
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, fmt.Errorf("look up unsure rows: %w", err)
+	}
+	return xs, qs, nil
 }
 
 // streamsAll says whether a LoadState call asks for every stream: nil

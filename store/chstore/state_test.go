@@ -2,6 +2,7 @@ package chstore
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -182,5 +183,83 @@ func TestStoredHalvesSkipped(t *testing.T) {
 	}
 	if len(again.Exchanges) != 4 {
 		t.Errorf("the caller's batch changed: %d exchanges", len(again.Exchanges))
+	}
+}
+
+// A batch cut off between its rows and its marks (the ingester killed,
+// the server gone) leaves exchanges and a quarantined line stored past
+// the stream's mark. Its intent tells the next load where the unsure
+// range ends, and the batch that forms those rows again (another token)
+// leaves out the ones stored: each row once, the new ones stored.
+func TestTornBatchStoredOnce(t *testing.T) {
+	s, _ := openFresh(t, clickhousetest.DSN(t))
+	ctx := t.Context()
+	ts := time.Now().UTC().Add(-time.Hour).Truncate(time.Millisecond)
+	x := func(id string) schema.Exchange {
+		e := schema.Exchange{ExchangeID: id, RequestEventID: "q-" + id, ResponseEventID: "r-" + id, TS: ts, EndTS: ts, Server: "kv"}
+		e.Outcome = classify.ToolSuccess
+		return e
+	}
+	body := func(id string) schema.Body { return schema.Body{ExchangeID: id, TS: ts} }
+	q := func(pos string) schema.Quarantined {
+		return schema.Quarantined{TS: time.Now().UTC().Truncate(time.Millisecond), Position: pos, Reason: "poison", Raw: []byte("{")}
+	}
+	mark := func(next int64) []schema.StreamMark {
+		return []schema.StreamMark{{Stream: "t/0", Topic: "t", Next: next, Low: next, MaxTS: ts}}
+	}
+	first := schema.Batch{Token: "1", Exchanges: []schema.Exchange{x("x-1")}, Bodies: []schema.Body{body("x-1")}, State: schema.State{Streams: mark(2)}}
+	if err := s.Write(ctx, &first); err != nil {
+		t.Fatal(err)
+	}
+
+	insert := s.insert
+	s.insert = func(ctx context.Context, table string, cols []string, data []any, token string) error {
+		if table == "ingest_streams" {
+			return errors.New("killed before the marks")
+		}
+		return insert(ctx, table, cols, data, token)
+	}
+	torn := schema.Batch{Token: "2", Exchanges: []schema.Exchange{x("x-2"), x("x-3")}, Bodies: []schema.Body{body("x-2"), body("x-3")},
+		Quarantine: []schema.Quarantined{q("t/0/4")}, State: schema.State{Streams: mark(6)}}
+	if err := s.Write(ctx, &torn); err == nil {
+		t.Fatal("the torn write succeeded")
+	}
+	s.insert = insert
+
+	state, err := s.LoadState(ctx, []string{"t/0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(state) != 1 || state[0].Mark.Next != 2 || state[0].Unsure != 6 {
+		t.Fatalf("state %+v, want t/0 resumed at 2, unsure up to 6", state)
+	}
+	again := schema.Batch{Token: "3",
+		Exchanges:  []schema.Exchange{x("x-2"), x("x-3"), x("x-4"), x("x-5")},
+		Bodies:     []schema.Body{body("x-2"), body("x-3"), body("x-4"), body("x-5")},
+		Quarantine: []schema.Quarantined{q("t/0/4"), q("t/0/7")},
+		Unsure:     schema.Unsure{Exchanges: []string{"x-2", "x-3", "x-4"}, Quarantine: []string{"t/0/4"}},
+		State:      schema.State{Streams: mark(9)},
+	}
+	if err := s.Write(ctx, &again); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"x-1", "x-2", "x-3", "x-4", "x-5"} {
+		if n := count(t, s, "SELECT count() FROM exchanges WHERE exchange_id = '"+id+"'"); n != 1 {
+			t.Errorf("%s stored %d times, want once", id, n)
+		}
+		if n := count(t, s, "SELECT count() FROM exchange_bodies WHERE exchange_id = '"+id+"'"); n != 1 {
+			t.Errorf("the body of %s stored %d times, want once", id, n)
+		}
+	}
+	for _, pos := range []string{"t/0/4", "t/0/7"} {
+		if n := count(t, s, "SELECT count() FROM quarantine WHERE position = '"+pos+"'"); n != 1 {
+			t.Errorf("%s quarantined %d times, want once", pos, n)
+		}
+	}
+	if len(again.Exchanges) != 4 || len(again.Quarantine) != 2 {
+		t.Errorf("the caller's batch changed: %d exchanges, %d quarantined", len(again.Exchanges), len(again.Quarantine))
+	}
+	if state, err = s.LoadState(ctx, []string{"t/0"}); err != nil || len(state) != 1 || state[0].Mark.Next != 9 || state[0].Unsure != 0 {
+		t.Errorf("state %+v (%v), want t/0 at 9 with nothing unsure", state, err)
 	}
 }

@@ -58,6 +58,8 @@ type Store struct {
 	insert func(ctx context.Context, table string, cols []string, data []any, token string) error
 	// storedHalves looks up halves stored with their pair (state.go).
 	storedHalves func(ctx context.Context, lo, hi time.Time, reqs, resps []string) (map[string]bool, error)
+	// storedUnsure looks up a batch's unsure rows (state.go).
+	storedUnsure func(ctx context.Context, lo, hi time.Time, exchanges, positions []string) (xs, qs map[string]bool, err error)
 }
 
 // ParseURL checks a clickhouse:// sink URL and returns the driver options
@@ -126,6 +128,7 @@ func Open(ctx context.Context, dsn string, cfg Config, logger zerolog.Logger, re
 	s.conn, s.opts = conn, o
 	s.insert = s.nativeInsert
 	s.storedHalves = s.queryStoredHalves
+	s.storedUnsure = s.queryStoredUnsure
 	if err := conn.Ping(ctx); err != nil {
 		if !isCode(err, codeUnknownDatabase) {
 			return nil, errors.Join(s.explain(fmt.Errorf("ping clickhouse %s: %w", o.Addr, err)), conn.Close())

@@ -37,6 +37,12 @@ func (s *Store) Write(ctx context.Context, b *schema.Batch) error {
 	if err != nil {
 		return err
 	}
+	if b, err = s.withoutUnsure(ctx, b); err != nil {
+		return err
+	}
+	if err := s.writeIntents(ctx, b); err != nil {
+		return err
+	}
 	if len(b.Exchanges) > 0 {
 		if err := s.writeTable(ctx, b.Token, "exchanges", schema.ExchangeColumns, len(b.Exchanges), func(lo, hi int) []any {
 			cols, unknown := exchangeColumns(b.Exchanges[lo:hi])
@@ -69,7 +75,7 @@ func (s *Store) Write(ctx context.Context, b *schema.Batch) error {
 	s.warnExpired(ctx, "exchanges", func(i int) time.Time { return b.Exchanges[i].TS }, len(b.Exchanges))
 	s.warnExpired(ctx, "exchange_bodies", func(i int) time.Time { return b.Bodies[i].TS }, len(b.Bodies))
 	s.warnExpired(ctx, "quarantine", func(i int) time.Time { return b.Quarantine[i].TS }, len(b.Quarantine))
-	s.log.Debug().Int("rows", b.Len()).Int64("took_ms", time.Since(start).Milliseconds()).Msg("batch stored in clickhouse")
+	s.log.Debug().Str("token", b.Token).Int("rows", b.Len()).Int("exchanges", len(b.Exchanges)).Int("released", len(b.State.Released)).Int64("took_ms", time.Since(start).Milliseconds()).Msg("batch stored in clickhouse")
 	return nil
 }
 
