@@ -57,16 +57,6 @@ func TestTapKafkaIngestClickHouseUnderFaults(t *testing.T) {
 	ingestArgs := ingestFlags(b.Addr, topic, "e2e-ch", metricsAddr, "--to", srv.DSN(), "--migrate", "--clickhouse-retry-attempts", "2")
 	say := func(string, ...any) {}
 
-	// Round 1, then a SIGKILL of the ingester in the middle of it.
-	roundThenKill(t, tapAddr, ingestArgs)
-
-	// Round 2 under a fresh ingester, with the server SIGKILLed as soon
-	// as it has stored some of it; restarted once the ingester has seen
-	// its writes fail.
-	ing := start(t, "ingest", ingestArgs...)
-	if err := demo.Drive(ctx, "http://"+tapAddr, say); err != nil {
-		t.Fatal(err)
-	}
 	stored := func() int {
 		out, err := clickhousetest.QueryHTTP(srv.HTTPURL(), "SELECT count() FROM mcplens.exchanges")
 		n, _ := strconv.Atoi(strings.TrimSpace(out))
@@ -75,7 +65,19 @@ func TestTapKafkaIngestClickHouseUnderFaults(t *testing.T) {
 		}
 		return n
 	}
-	waitFor(t, "the first rows on the server", 60*time.Second, func() bool { return stored() > 0 }, ing)
+	// Round 1, then a SIGKILL of the ingester as soon as its first rows
+	// are in: often between a batch's rows and its marks.
+	roundThenKill(t, tapAddr, ingestArgs, func() bool { return stored() > 0 })
+
+	// Round 2 under a fresh ingester, with the server SIGKILLed as soon
+	// as it has stored some of it; restarted once the ingester has seen
+	// its writes fail.
+	before := stored()
+	ing := start(t, "ingest", ingestArgs...)
+	if err := demo.Drive(ctx, "http://"+tapAddr, say); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the round's first rows on the server", 60*time.Second, func() bool { return stored() > before }, ing)
 	srv.Kill(t)
 	// The ingester sees the server gone either on a write or, when the
 	// kill comes while it starts, on loading its state.

@@ -203,7 +203,7 @@ func TestTapKafkaIngestAPIUnderFaults(t *testing.T) {
 	say := func(string, ...any) {}
 
 	// Round 1, then a SIGKILL in the middle of consuming it.
-	roundThenKill(t, tapAddr, ingestArgs)
+	roundThenKill(t, tapAddr, ingestArgs, nil)
 
 	// Round 2 with the store down for a while under a fresh ingester.
 	if err := os.WriteFile(storeDown, nil, 0o644); err != nil {
@@ -318,14 +318,19 @@ func ingestFlags(brokers, topic, group, metricsAddr string, extra ...string) []s
 }
 
 // roundThenKill drives a round of demo traffic through the tap, then
-// starts an ingester and SIGKILLs it in the middle of consuming it.
-func roundThenKill(t *testing.T, tapAddr string, ingestArgs []string) {
+// starts an ingester and SIGKILLs it in the middle of consuming it: as
+// soon as stored says the first rows are in (nil: after 1.5s).
+func roundThenKill(t *testing.T, tapAddr string, ingestArgs []string, stored func() bool) {
 	t.Helper()
 	if err := demo.Drive(t.Context(), "http://"+tapAddr, func(string, ...any) {}); err != nil {
 		t.Fatal(err)
 	}
 	ing := start(t, "ingest", ingestArgs...)
-	time.Sleep(1500 * time.Millisecond)
+	if stored == nil {
+		time.Sleep(1500 * time.Millisecond)
+	} else {
+		waitFor(t, "the first rows stored", 60*time.Second, stored, ing)
+	}
 	_ = ing.signal(t, syscall.SIGKILL)
 }
 

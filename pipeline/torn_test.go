@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -28,7 +29,7 @@ type tornSink struct {
 	writes  int // with rows
 	dead    bool
 	died    func()
-	intents map[string]int64
+	intents map[string]schema.StreamMark
 	held    map[string]bool // exchange ids and quarantine positions stored
 	skipped int
 }
@@ -43,7 +44,9 @@ func (s *tornSink) Write(ctx context.Context, b *schema.Batch) error {
 	if hasRows {
 		s.writes++
 		for _, m := range b.State.Streams {
-			s.intents[m.Stream] = max(s.intents[m.Stream], m.Next)
+			if m.Next > s.intents[m.Stream].Next {
+				s.intents[m.Stream] = m
+			}
 		}
 	}
 	rows := s.withoutHeld(b)
@@ -96,9 +99,16 @@ func (s *tornSink) LoadState(ctx context.Context, streams []string) ([]schema.St
 	states, err := s.memStateSink.LoadState(ctx, streams)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	marked := map[string]bool{}
 	for i := range states {
-		if next := s.intents[states[i].Mark.Stream]; next > states[i].Mark.Next {
-			states[i].Unsure = next
+		marked[states[i].Mark.Stream] = true
+		if in := s.intents[states[i].Mark.Stream]; in.Next > states[i].Mark.Next {
+			states[i].Unsure = in.Next
+		}
+	}
+	for name, in := range s.intents { // a first batch cut off: no mark yet
+		if !marked[name] && (streams == nil || slices.Contains(streams, name)) {
+			states = append(states, schema.StreamState{Mark: schema.StreamMark{Stream: name, Topic: in.Topic, Partition: in.Partition}, Unsure: in.Next})
 		}
 	}
 	return states, err
@@ -144,11 +154,11 @@ func TestTornBatchStoredOnce(t *testing.T) {
 		return out
 	}
 
-	for _, dieAt := range []int{3, 11, 25} {
+	for _, dieAt := range []int{1, 3, 11, 25} {
 		t.Run(fmt.Sprintf("killed in write %d", dieAt), func(t *testing.T) {
 			cfg := testConfig()
 			cfg.BatchSize, cfg.ShutdownTimeout = 150, 50*time.Millisecond
-			sink := &tornSink{memStateSink: newMemStateSink(), dieAt: dieAt, intents: map[string]int64{}, held: map[string]bool{}}
+			sink := &tornSink{memStateSink: newMemStateSink(), dieAt: dieAt, intents: map[string]schema.StreamMark{}, held: map[string]bool{}}
 			ctx, cancel := context.WithCancel(context.Background())
 			sink.died = cancel
 			src := &assignSource{script: script(nil), committed: map[string]int64{}}

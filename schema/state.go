@@ -67,6 +67,8 @@ type StreamState struct {
 	// meant to move its mark: a store without transactions across tables
 	// (ClickHouse) may hold that batch's rows without its marks. The rows
 	// formed from events before Unsure (re-read, or saved and perhaps
-	// released by that batch) go in [Batch.Unsure].
+	// released by that batch) go in [Batch.Unsure]. A stream whose first
+	// batch was cut off has no mark: Mark.Next is 0 (a stored mark is
+	// always past a handled event).
 	Unsure int64
 }

@@ -8,10 +8,13 @@
 -- deduplication window does not catch them). A stream whose newest intent
 -- is ahead of its newest mark tells it where that unsure range ends: the
 -- exchanges and quarantined lines it forms from events before that offset
--- are looked up and left out if stored.
+-- are looked up and left out if stored. A stream with an intent and no
+-- mark yet (its first batch was cut off) is resumed from its start.
 CREATE TABLE IF NOT EXISTS {{.DB}}.ingest_intents {{onCluster}}
 (
     stream      String,
+    topic       String,
+    part        Int32,
     next_offset Int64,
     written_at  DateTime64(3, 'UTC') DEFAULT now64(3)
 )

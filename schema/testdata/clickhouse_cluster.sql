@@ -189,6 +189,8 @@ ALTER TABLE mcplens.exchanges_local ON CLUSTER 'mcplens_cluster' ADD INDEX IF NO
 CREATE TABLE IF NOT EXISTS mcplens.ingest_intents ON CLUSTER 'mcplens_cluster'
 (
     stream      String,
+    topic       String,
+    part        Int32,
     next_offset Int64,
     written_at  DateTime64(3, 'UTC') DEFAULT now64(3)
 )

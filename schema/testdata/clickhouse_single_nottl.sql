@@ -171,6 +171,8 @@ ALTER TABLE mcplens.exchanges  ADD INDEX IF NOT EXISTS idx_response_event_id res
 CREATE TABLE IF NOT EXISTS mcplens.ingest_intents
 (
     stream      String,
+    topic       String,
+    part        Int32,
     next_offset Int64,
     written_at  DateTime64(3, 'UTC') DEFAULT now64(3)
 )

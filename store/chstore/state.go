@@ -4,6 +4,8 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
@@ -33,7 +35,7 @@ const halfSpan = 15 * time.Minute
 // State columns, in the order of the inserts (defaults fill written_at).
 var (
 	streamColumns   = []string{"stream", "topic", "part", "next_offset", "low_offset", "max_ts_ns"}
-	intentColumns   = []string{"stream", "next_offset"}
+	intentColumns   = []string{"stream", "topic", "part", "next_offset"}
 	waitingColumns  = []string{"stream", "stream_offset", "event_id", "ts", "event"}
 	releasedColumns = []string{"stream", "stream_offset", "event_id"}
 )
@@ -77,32 +79,46 @@ func (s *Store) LoadState(ctx context.Context, streams []string) ([]schema.Strea
 	if err != nil {
 		return nil, err
 	}
+	// A stream whose first batch was cut off has an intent and no mark:
+	// it resumes from its start (Next 0), with its unsure range.
+	marked := make(map[string]bool, len(out))
+	for _, st := range out {
+		marked[st.Mark.Stream] = true
+	}
+	for _, in := range intents {
+		if !marked[in.Stream] {
+			out = append(out, schema.StreamState{Mark: schema.StreamMark{Stream: in.Stream, Topic: in.Topic, Partition: in.Partition}})
+		}
+	}
+	slices.SortFunc(out, func(a, b schema.StreamState) int { return strings.Compare(a.Mark.Stream, b.Mark.Stream) })
 	for i := range out {
 		if out[i].Saved, err = s.loadWaiting(ctx, out[i].Mark); err != nil {
 			return nil, err
 		}
-		if next := intents[out[i].Mark.Stream]; next > out[i].Mark.Next {
-			out[i].Unsure = next
+		if in, ok := intents[out[i].Mark.Stream]; ok && in.Next > out[i].Mark.Next {
+			out[i].Unsure = in.Next
 		}
 	}
 	return out, nil
 }
 
-// loadIntents returns each stream's newest intent (writeIntents).
-func (s *Store) loadIntents(ctx context.Context, streams []string) (map[string]int64, error) {
+// loadIntents returns each stream's newest intent (writeIntents), as a
+// mark: its stream, topic, partition and next offset.
+func (s *Store) loadIntents(ctx context.Context, streams []string) (map[string]schema.StreamMark, error) {
 	rows, err := s.conn.Query(ctx, loadIntentsSQL, clickhouse.Named("all", streamsAll(streams)), clickhouse.Named("streams", streams))
 	if err != nil {
 		return nil, fmt.Errorf("load ingest intents: %w", err)
 	}
 	defer rows.Close()
-	out := map[string]int64{}
+	out := map[string]schema.StreamMark{}
 	for rows.Next() {
-		var stream string
-		var next int64
-		if err := rows.Scan(&stream, &next); err != nil {
+		var m schema.StreamMark
+		var part int32
+		if err := rows.Scan(&m.Stream, &m.Topic, &part, &m.Next); err != nil {
 			return nil, fmt.Errorf("load ingest intents: %w", err)
 		}
-		out[stream] = next
+		m.Partition = int(part)
+		out[m.Stream] = m
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("load ingest intents: %w", err)
@@ -120,12 +136,8 @@ func (s *Store) writeIntents(ctx context.Context, b *schema.Batch) error {
 		return nil
 	}
 	return s.writeTable(ctx, b.Token, "ingest_intents", intentColumns, len(b.State.Streams), func(lo, hi int) []any {
-		n := hi - lo
-		stream, next := make([]string, n), make([]int64, n)
-		for i, m := range b.State.Streams[lo:hi] {
-			stream[i], next[i] = m.Stream, m.Next
-		}
-		return []any{stream, next}
+		cols := streamColumnsOf(b.State.Streams[lo:hi])
+		return []any{cols[0], cols[1], cols[2], cols[3]} // stream, topic, part, next_offset
 	})
 }
 

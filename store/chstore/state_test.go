@@ -263,3 +263,38 @@ func TestTornBatchStoredOnce(t *testing.T) {
 		t.Errorf("state %+v (%v), want t/0 at 9 with nothing unsure", state, err)
 	}
 }
+
+// A stream whose very first batch is cut off before its marks has an
+// intent and no mark: it loads as a stream resumed from its start, with
+// the batch's range unsure.
+func TestTornFirstBatchLoadsUnsure(t *testing.T) {
+	s, _ := openFresh(t, clickhousetest.DSN(t))
+	ctx := t.Context()
+	ts := time.Now().UTC().Add(-time.Hour).Truncate(time.Millisecond)
+	insert := s.insert
+	s.insert = func(ctx context.Context, table string, cols []string, data []any, token string) error {
+		if table == "ingest_streams" {
+			return errors.New("killed before the marks")
+		}
+		return insert(ctx, table, cols, data, token)
+	}
+	x := schema.Exchange{ExchangeID: "x-1", TS: ts, EndTS: ts, Server: "kv"}
+	torn := schema.Batch{Token: "1", Exchanges: []schema.Exchange{x}, Bodies: []schema.Body{{ExchangeID: "x-1", TS: ts}},
+		State: schema.State{Streams: []schema.StreamMark{{Stream: "t/2", Topic: "t", Partition: 2, Next: 4, Low: 4, MaxTS: ts}}}}
+	if err := s.Write(ctx, &torn); err == nil {
+		t.Fatal("the torn write succeeded")
+	}
+	for _, streams := range [][]string{nil, {"t/2"}} {
+		state, err := s.LoadState(ctx, streams)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := schema.StreamMark{Stream: "t/2", Topic: "t", Partition: 2}
+		if len(state) != 1 || state[0].Mark != want || state[0].Unsure != 4 {
+			t.Errorf("LoadState(%v) = %+v, want t/2 from its start, unsure up to 4", streams, state)
+		}
+	}
+	if state, err := s.LoadState(ctx, []string{"t/0"}); err != nil || len(state) != 0 {
+		t.Errorf("LoadState(t/0) = %+v (%v), want nothing", state, err)
+	}
+}
