@@ -2,8 +2,13 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,12 +17,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/segmentio/kafka-go"
 
+	"github.com/mcplens/mcplens/api"
 	"github.com/mcplens/mcplens/internal/metricstest"
 	"github.com/mcplens/mcplens/pipeline"
 	"github.com/mcplens/mcplens/pipeline/kafkatest"
 	"github.com/mcplens/mcplens/pipeline/pipelinetest"
+	"github.com/mcplens/mcplens/queries"
+	"github.com/mcplens/mcplens/redact"
+	"github.com/mcplens/mcplens/schema"
+	"github.com/mcplens/mcplens/store/chstore"
 	"github.com/mcplens/mcplens/store/chstore/clickhousetest"
 	"github.com/mcplens/mcplens/store/duckstore"
 )
@@ -51,8 +62,11 @@ func chaosLines(n int, span time.Duration, seed uint64) (keys, lines [][]byte) {
 		case r < 21:
 			keys, lines = append(keys, c.Keys[i]), append(lines, []byte(`{"poison": "not a contract event`))
 		case r < 22:
+			// A raw 0xFF byte in a text field (a raw string would
+			// hold the four characters \xff, a JSON escape the
+			// decoder keeps as text).
 			keys, lines = append(keys, c.Keys[i]), append(lines, fmt.Appendf(nil,
-				`{"event_id":"bad-%d","ts":"2026-11-02T10:00:00Z","kind":"exchange","source":"gateway","server":"k\xffv","http.method":"POST","http.status":200,"request_body":"","response_body":""}`, i))
+				`{"event_id":"bad-%d","ts":"2026-11-02T10:00:00Z","kind":"exchange","source":"gateway","server":"k`+"\xff"+`v","http.method":"POST","http.status":200,"request_body":"","response_body":""}`, i))
 		}
 	}
 	return keys, lines
@@ -89,6 +103,14 @@ type chaosStore struct {
 	counts func() (stored, quarantined, secrets int)
 	// explain says what the store holds of a lost request (nil: nothing).
 	explain func(id string) string
+	// open opens the store for reading, as cmd/api does.
+	open func() readStore
+}
+
+// readStore is a store cmd/api reads.
+type readStore interface {
+	queries.Store
+	Close() error
 }
 
 func newChaosStore(t *testing.T, engine string) chaosStore {
@@ -102,6 +124,7 @@ func newChaosStore(t *testing.T, engine string) chaosStore {
 			return store
 		}
 		return chaosStore{to: "duckdb:" + db,
+			open: func() readStore { return open() },
 			requests: func() map[string]int {
 				store := open()
 				defer store.Close()
@@ -137,6 +160,13 @@ func newChaosStore(t *testing.T, engine string) chaosStore {
 	web := clickhousetest.HTTPURL(t)
 	query := func(stmt string) string { return clickhousetest.Query(t, web, stmt) }
 	return chaosStore{to: dsn, migrate: true,
+		open: func() readStore {
+			s, err := chstore.Open(context.Background(), dsn, chstore.DefaultConfig(), zerolog.Nop(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		},
 		explain: func(id string) string {
 			return query("SELECT 'waiting', stream, stream_offset, written_at FROM "+db+".ingest_waiting WHERE event_id = '"+id+"' UNION ALL "+
 				"SELECT 'released', stream, stream_offset, written_at FROM "+db+".ingest_released WHERE event_id = '"+id+"' UNION ALL "+
@@ -307,8 +337,23 @@ func chaos(t *testing.T, engine string) {
 	elapsed := time.Since(began)
 	// The newest exchanges of each partition wait for its watermark
 	// (lateness and merge window, 7s of event time): idle advance moves it
-	// a second per second without input.
-	time.Sleep(12 * time.Second)
+	// a second per second without input, and releases them.
+	for stable := 0; stable < 3; {
+		waiting := 0.0
+		for _, m := range members {
+			sums := metricstest.Sums(m.metrics)
+			waiting += sums["mcplens_ingest_merge_waiting"] + sums["mcplens_ingest_pending"]
+		}
+		if waiting == 0 {
+			stable++
+		} else {
+			stable = 0
+		}
+		if time.Now().After(deadline.Add(30 * time.Second)) {
+			t.Fatalf("%v events still waiting for their watermark", waiting)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
 	for _, m := range members {
 		if err := m.proc.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 			t.Fatal(err)
@@ -324,6 +369,7 @@ func chaos(t *testing.T, engine string) {
 	// the messages that must be quarantined.
 	want := map[string]bool{}
 	quarantine := 0
+	var planted schema.Event // a request that carried the token
 	values := kafkatest.Values(t, b.Addr, topic)
 	for _, v := range values {
 		ev, err := pipeline.Decode(v, pipeline.Position{})
@@ -332,6 +378,9 @@ func chaos(t *testing.T, engine string) {
 			quarantine++
 		case ev.Kind != "response":
 			want[ev.EventID] = true
+			if planted.EventID == "" && ev.SessionID != "" && strings.Contains(string(v), "chaos-secret-token") {
+				planted = ev
+			}
 		}
 	}
 	got := store.requests()
@@ -355,6 +404,7 @@ func chaos(t *testing.T, engine string) {
 		}
 	}
 	stored, quarantined, secrets := store.counts()
+	checkAPI(t, store.open(), len(want), planted)
 	t.Logf("chaos on %s: %ds at %d events/s: %d messages on 6 partitions, %d exchanges expected, %d stored; lost %d, doubled %d, quarantined %d (want %d); %d SIGKILLs, %d broker restarts, %d joins, %d leaves; every partition committed past a kill after %v s; %.0f events/s over %v",
 		engine, seconds, rate, len(values), len(want), stored, lost, doubled, quarantined, quarantine, kills, restarts, joins, leaves, recovery, float64(len(values))/elapsed.Seconds(), elapsed.Round(time.Second))
 	if lost+doubled > 0 || quarantined != quarantine || secrets > 0 {
@@ -437,4 +487,86 @@ func topicOffsets(t *testing.T, brokers, topic string) (first, end float64) {
 		first, end = first+float64(f), end+float64(l)
 	}
 	return first, end
+}
+
+// checkAPI asks the API (cmd/api's handler over the store) what the
+// ground truth says: its outcome breakdown counts every expected exchange
+// once, and the planted request's session, read exchange by exchange with
+// bodies, shows the planted request redacted and no token anywhere.
+func checkAPI(t *testing.T, st readStore, want int, planted schema.Event) {
+	t.Helper()
+	defer st.Close()
+	cfg := api.DefaultConfig()
+	cfg.Dev, cfg.RateLimit, cfg.QueryTimeout = true, 0, 3*time.Minute
+	a, err := api.New(cfg, api.Deps{Store: st, Logger: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(a)
+	defer srv.Close()
+	window := "from=" + time.Now().Add(-3*time.Hour).UTC().Format(time.RFC3339) + "&to=" + time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	get := func(path string, into any) []byte {
+		t.Helper()
+		resp, err := http.Get(srv.URL + path) //nolint:noctx // a test's own server
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		raw, err := io.ReadAll(resp.Body)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %d %v\n%s", path, resp.StatusCode, err, raw)
+		}
+		if err := json.Unmarshal(raw, into); err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		return raw
+	}
+
+	var outcomes struct {
+		Rows []struct {
+			Exchanges int `json:"exchanges_n"`
+		} `json:"rows"`
+	}
+	get("/api/v1/outcomes?group_by=outcome&"+window, &outcomes)
+	total := 0
+	for _, r := range outcomes.Rows {
+		total += r.Exchanges
+	}
+	if total != want {
+		t.Errorf("the API counts %d exchanges, the topic holds %d", total, want)
+	}
+
+	if planted.EventID == "" {
+		t.Fatal("no planted token in the topic")
+	}
+	found := false
+	next := "/api/v1/sessions/" + url.PathEscape(planted.SessionID) + "/timeline?limit=500&" + window
+	for next != "" {
+		var page struct {
+			Rows []struct {
+				ExchangeID string `json:"exchange_id"`
+			} `json:"rows"`
+			NextURL *string `json:"next_url"`
+		}
+		get(next, &page)
+		for _, r := range page.Rows {
+			var d struct {
+				Exchange struct {
+					RequestEventID string `json:"request_event_id"`
+				} `json:"exchange"`
+			}
+			raw := get("/api/v1/exchanges/"+url.PathEscape(r.ExchangeID), &d)
+			if strings.Contains(string(raw), "chaos-secret-token") {
+				t.Errorf("the API shows a planted token in exchange %s", r.ExchangeID)
+			}
+			found = found || d.Exchange.RequestEventID == planted.EventID && strings.Contains(string(raw), redact.Redacted)
+		}
+		next = ""
+		if page.NextURL != nil {
+			next = strings.TrimPrefix(*page.NextURL, srv.URL)
+		}
+	}
+	if !found {
+		t.Errorf("the API does not show request %s of session %s redacted", planted.EventID, planted.SessionID)
+	}
 }
