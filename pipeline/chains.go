@@ -60,6 +60,7 @@ type keyTime struct {
 type chains struct {
 	cfg         ChainConfig
 	last        map[string]lastAttempt
+	wire        map[string][]wireCall // session-less calls that gave up (cancelwire.go)
 	ring        ring[keyTime]
 	annotations *annotations
 	// sessionStart, when set, says when a session was first seen (from
@@ -76,7 +77,7 @@ func newChains(cfg ChainConfig, ann *annotations) *chains {
 	if ann == nil {
 		ann = newAnnotations()
 	}
-	return &chains{cfg: cfg, last: map[string]lastAttempt{}, annotations: ann}
+	return &chains{cfg: cfg, last: map[string]lastAttempt{}, wire: map[string][]wireCall{}, annotations: ann}
 }
 
 // retryKey is what makes two exchanges the same call.
@@ -207,6 +208,9 @@ func (c *chains) expire(now time.Time) {
 
 // forget deletes the attempt kt wrote, unless its key was written since.
 func (c *chains) forget(kt keyTime) bool {
+	if c.forgetWire(kt) {
+		return true
+	}
 	if l, ok := c.last[kt.key]; ok && l.ts == kt.ts {
 		delete(c.last, kt.key)
 		return true

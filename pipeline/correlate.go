@@ -62,8 +62,9 @@ type half struct {
 	next  *half // the next half waiting under the same key
 	saved bool  // held in the sink's state (see state.go)
 	// req is a request half's request key, counted in merging.pending
-	// while it waits, so that a cancel naming it waits too.
-	req string
+	// while it waits, so that a cancel naming it waits too; wire is its
+	// transport key (pendingWire), counted the same way.
+	req, wire string
 }
 
 func (h *half) pos() Position {
@@ -111,8 +112,10 @@ type correlator struct {
 // newCorrelator returns a correlator with cfg's bounds.
 func newCorrelator(cfg CorrelatorConfig) *correlator {
 	cfg.defaults()
-	return &correlator{cfg: cfg, waiting: map[string]*half{}, streams: map[string]*stream{},
+	c := &correlator{cfg: cfg, waiting: map[string]*half{}, streams: map[string]*stream{},
 		merging: newMergeSet(cfg.MergeWindow), now: time.Now}
+	c.merging.pairWindow = cfg.PairWindow
+	return c
 }
 
 // Pending returns the number of halves waiting and their estimated bytes.
@@ -174,6 +177,9 @@ func (c *correlator) add(ev *schema.Event, pos Position, saved bool) {
 		if h.req = c.merging.pendingKey(ev); h.req != "" {
 			c.merging.pendingRequest(h.req)
 		}
+		if h.wire = c.merging.pendingWire(ev); h.wire != "" {
+			c.merging.pendingRequest(h.wire)
+		}
 	}
 	if prev == nil {
 		c.waiting[key] = h
@@ -197,6 +203,9 @@ func (c *correlator) unpend(h *half) {
 	heap.Remove(&h.st.pending, h.index)
 	if h.req != "" {
 		c.merging.requestDone(h.req)
+	}
+	if h.wire != "" {
+		c.merging.requestDone(h.wire)
 	}
 	c.npending--
 	c.bytes -= h.size()

@@ -39,6 +39,11 @@ type group struct {
 	// messages, and clients.Identify must see it first).
 	session string
 	init    bool
+	// wire is, for a cancel that names no client, the calls it may name
+	// by transport (cancelwire.go); wiredBy is, for such a call, the
+	// first cancel that may name it.
+	wire    *wireCancel
+	wiredBy *group
 }
 
 func (g *group) hasObserver(o *observation) bool {
@@ -78,14 +83,22 @@ type mergeSet struct {
 	// them however long the call runs (pendingRequest, requestDone).
 	pending map[string]int
 	inits   map[string]*group // "s" + server, session: its waiting initialize
-	offsets map[string]clock
-	seq     uint64
-	n       int
-	clients clients // reads a session-less request's clientInfo
+	// byWire and wireCancels index session-less calls that gave up and
+	// the cancels that name no client by their transport key (wireKey).
+	byWire      map[string][]*group
+	wireCancels map[string][]*group
+	offsets     map[string]clock
+	// pairWindow is the correlator's: how long a request waits for its
+	// response (bounds a cancel's wait for the calls it may name).
+	pairWindow time.Duration
+	seq        uint64
+	n          int
+	clients    clients // reads a session-less request's clientInfo
 }
 
 func newMergeSet(window time.Duration) mergeSet {
 	return mergeSet{window: window, byID: map[string]*group{}, byCall: map[string][]*group{}, byReq: map[string]*group{}, cancels: map[string]*group{}, inits: map[string]*group{}, pending: map[string]int{},
+		byWire: map[string][]*group{}, wireCancels: map[string][]*group{},
 		offsets: map[string]clock{}, clients: clients{byKey: map[string]*list.Element{}}}
 }
 
@@ -167,6 +180,7 @@ func (m *mergeSet) add(o *observation, h *groupHeap) {
 		g = m.nearest(call, o)
 	}
 	if g != nil {
+		defer m.indexWire(o, g)
 		defer m.indexRequest(o, g)
 		defer m.indexInit(o, g)
 		m.learn(g, o)
@@ -201,6 +215,7 @@ func (m *mergeSet) add(o *observation, h *groupHeap) {
 		g.keys = append(g.keys, call)
 	}
 	m.indexRequest(o, g)
+	m.indexWire(o, g)
 	if ev := o.first(); ev.SessionID != "" {
 		g.session = "s\x00" + serverName(ev) + "\x00" + ev.SessionID
 	}
@@ -221,12 +236,15 @@ func (m *mergeSet) indexInit(o *observation, g *group) {
 
 // waitsFor returns the waiting group that g must be released after: the
 // request a cancel names, or the initialize of g's session.
-func (m *mergeSet) waitsFor(g *group, h *groupHeap) *group {
+func (m *mergeSet) waitsFor(g *group, h *groupHeap, wm time.Time) *group {
 	if t := g.after; t != nil && t.index >= 0 && t.heap == h {
 		return t
 	}
 	if g.cancels != "" && g.after == nil && m.pending[g.cancels] > 0 {
 		return pendingCall
+	}
+	if t := m.wireWaitsFor(g, h, wm); t != nil {
+		return t
 	}
 	if g.session != "" && !g.init {
 		if t := m.inits[g.session]; t != nil && t != g && t.index >= 0 && t.heap == h {
@@ -421,7 +439,7 @@ func later(a, b time.Time) time.Time {
 func (m *mergeSet) release(h *groupHeap, final bool, wm time.Time, emit func(*group)) {
 	for len(*h) > 0 {
 		g := (*h)[0]
-		if t := m.waitsFor(g, h); t == pendingCall {
+		if t := m.waitsFor(g, h, wm); t == pendingCall {
 			// The call a cancel names runs on (a long tool, a stream the
 			// client keeps open): the cancel waits a window at a time
 			// until the call's response completes it, or the correlator
@@ -482,6 +500,9 @@ func (m *mergeSet) requestDone(key string) {
 // the cancel was sent before the call's answer ended: on the reference
 // clock, against the latest end any view saw.
 func (m *mergeSet) settleCancel(g *group) {
+	if c := g.wiredBy; c != nil && c.wire.target() == g {
+		g.cancelAt = earliest(g.cancelAt, c.wire.at)
+	}
 	if g.cancelAt.IsZero() || g.cancels != "" {
 		return
 	}
@@ -526,6 +547,9 @@ func (m *mergeSet) forget(g *group) {
 			if m.inits[k] == g {
 				delete(m.inits, k)
 			}
+			continue
+		case 'w', 'v':
+			m.forgetWire(k, g)
 			continue
 		}
 		gs := slices.DeleteFunc(m.byCall[k], func(x *group) bool { return x == g })

@@ -108,9 +108,15 @@ func (c *chains) rememberCall(rec *schema.Exchange) {
 
 // LinkCancel puts a notifications/cancelled into the chain of the request
 // it names (params.requestId), when that request was seen within the
-// window. It runs after Link.
+// window, by its session or client, else, for a cancel that names no
+// client, by its transport (linkWire). It runs after Link, for every
+// exchange: the calls such a cancel may name are remembered here.
 func (c *chains) LinkCancel(rec *schema.Exchange, body *schema.Body, p *fastjson.Parser) {
-	if rec.Method != "notifications/cancelled" || body == nil {
+	if body == nil {
+		return
+	}
+	if rec.Method != "notifications/cancelled" {
+		c.rememberWire(rec, body)
 		return
 	}
 	v, err := p.Parse(body.RequestBody)
@@ -123,5 +129,9 @@ func (c *chains) LinkCancel(rec *schema.Exchange, body *schema.Body, p *fastjson
 	}
 	if l, ok := c.last[callKey(rec.Server, rec.SessionID, rec.ClientName, string(id.MarshalTo(nil)))]; ok {
 		rec.ChainID = l.chainID
+		return
+	}
+	if named := nameless(p, rec.SessionID, body.RequestBody); named != "" {
+		c.linkWire(rec, body, named)
 	}
 }
