@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -27,16 +28,37 @@ func startBroker(ctx context.Context, script, workdir string) (*broker, error) {
 	if _, err := os.Stat(script); err != nil {
 		return nil, fmt.Errorf("kafka script %s: %w (run the demo from the repository root)", script, err)
 	}
-	port, err := freePortPair()
-	if err != nil {
-		return nil, err
+	return retryStart(ctx, func() (*broker, error) {
+		port, err := freePortPair()
+		if err != nil {
+			return nil, err
+		}
+		b := &broker{addr: fmt.Sprintf("127.0.0.1:%d", port), script: script, env: append(os.Environ(),
+			fmt.Sprintf("MCPLENS_KAFKA_PORT=%d", port), "MCPLENS_KAFKA_DIR="+filepath.Join(workdir, "kafka"))}
+		if out, err := b.run(ctx, "start"); err != nil {
+			return nil, fmt.Errorf("start the demo's Kafka broker on port %d: %w\n%s", port, errors.Join(err, b.stop()), tailOf(out))
+		}
+		return b, nil
+	})
+}
+
+// retryStart starts a server of the demo's own up to three times: its
+// ports are picked free, but another process may take one before the
+// server binds it, and the server then exits during its startup; each try
+// picks new ports.
+func retryStart[S any](ctx context.Context, start func() (S, error)) (S, error) {
+	var errs []error
+	for range 3 {
+		s, err := start()
+		if err == nil {
+			return s, nil
+		}
+		if errs = append(errs, err); ctx.Err() != nil {
+			break
+		}
 	}
-	b := &broker{addr: fmt.Sprintf("127.0.0.1:%d", port), script: script, env: append(os.Environ(),
-		fmt.Sprintf("MCPLENS_KAFKA_PORT=%d", port), "MCPLENS_KAFKA_DIR="+filepath.Join(workdir, "kafka"))}
-	if out, err := b.run(ctx, "start"); err != nil {
-		return nil, fmt.Errorf("start the demo's Kafka broker: %w\n%s", err, tailOf(out))
-	}
-	return b, nil
+	var zero S
+	return zero, errors.Join(errs...)
 }
 
 func (b *broker) stop() error {

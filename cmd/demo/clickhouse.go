@@ -30,6 +30,10 @@ func startClickHouse(ctx context.Context, script, workdir string) (*chServer, er
 	if _, err := os.Stat(script); err != nil {
 		return nil, fmt.Errorf("clickhouse script %s: %w (run the demo from the repository root)", script, err)
 	}
+	return retryStart(ctx, func() (*chServer, error) { return tryClickHouse(ctx, script, workdir) })
+}
+
+func tryClickHouse(ctx context.Context, script, workdir string) (*chServer, error) {
 	var ports [2]int
 	for i := range ports {
 		addr, err := freeAddr()
@@ -47,7 +51,7 @@ func startClickHouse(ctx context.Context, script, workdir string) (*chServer, er
 	out, err := s.run(ctx, "start")
 	if err != nil {
 		// A half-started server must not outlive the demo.
-		return nil, fmt.Errorf("start the demo's ClickHouse server: %w\n%s", errors.Join(err, s.stop()), tailOf(out))
+		return nil, fmt.Errorf("start the demo's ClickHouse server on ports %d and %d: %w\n%s", ports[0], ports[1], errors.Join(err, s.stop()), tailOf(out))
 	}
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for sc.Scan() {
