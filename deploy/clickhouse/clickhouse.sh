@@ -77,14 +77,23 @@ install() {
 
 # pid prints the server's pid if it is alive and really this state dir's server.
 pid() {
+	alive || return 1
+	local p
+	p=$(<"$PIDFILE")
+	[[ $(tr '\0' ' ' <"/proc/$p/cmdline") == *"START LISTEN"*"$STATE/data"* ]] || return 1
+	echo "$p"
+}
+
+# alive says whether the process of the pid file runs, whatever its command
+# line: while the inner shell execs, /proc/PID/cmdline can read empty, so
+# pid's check of it is no proof that the server exited during its start.
+alive() {
 	[[ -f $PIDFILE ]] || return 1
 	local p state
 	p=$(<"$PIDFILE")
 	[[ $p =~ ^[0-9]+$ ]] && kill -0 "$p" 2>/dev/null || return 1
 	state=$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null) || return 1
-	[[ $state != Z ]] || return 1
-	[[ $(tr '\0' ' ' <"/proc/$p/cmdline") == *"START LISTEN"*"$STATE/data"* ]] || return 1
-	echo "$p"
+	[[ $state != Z ]]
 }
 
 running_ports() { cat "$STATE/ports" 2>/dev/null || echo "$PORT $HTTP_PORT"; }
@@ -171,7 +180,7 @@ start() {
 
 	local deadline=$((SECONDS + START_TIMEOUT))
 	until [[ -s $PIDFILE ]] && pid >/dev/null && ready "$HTTP_PORT"; do
-		if [[ -s $PIDFILE ]] && ! pid >/dev/null; then
+		if [[ -s $PIDFILE ]] && ! alive; then
 			tail -c +"$((mark + 1))" "$STATE/logs/server.log" | tail -n 30 >&2
 			die "clickhouse exited during startup (log $STATE/logs/server.log)"
 		fi

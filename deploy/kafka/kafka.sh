@@ -78,14 +78,23 @@ fetch() {
 
 # pid prints the broker's pid if it is alive and really our broker.
 pid() {
+	alive || return 1
+	local p
+	p=$(<"$PIDFILE")
+	[[ $(tr '\0' ' ' <"/proc/$p/cmdline") == *kafka.Kafka* ]] || return 1
+	echo "$p"
+}
+
+# alive says whether the process of the pid file runs, whatever its command
+# line: while the inner shell execs, /proc/PID/cmdline can read empty, so
+# pid's check of it is no proof that the server exited during its start.
+alive() {
 	[[ -f $PIDFILE ]] || return 1
 	local p state
 	p=$(<"$PIDFILE")
 	[[ $p =~ ^[0-9]+$ ]] && kill -0 "$p" 2>/dev/null || return 1
 	state=$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null) || return 1
-	[[ $state != Z ]] || return 1
-	[[ $(tr '\0' ' ' <"/proc/$p/cmdline") == *kafka.Kafka* ]] || return 1
-	echo "$p"
+	[[ $state != Z ]]
 }
 
 running_port() { cat "$STATE/port" 2>/dev/null || echo "$PORT"; }
@@ -234,7 +243,7 @@ start() {
 
 	local deadline=$((SECONDS + START_TIMEOUT))
 	until [[ -s $PIDFILE ]] && pid >/dev/null && ready "$PORT"; do
-		if [[ -s $PIDFILE ]] && ! pid >/dev/null; then
+		if [[ -s $PIDFILE ]] && ! alive; then
 			log_tail
 			die "kafka exited during startup (logs in $STATE/logs)"
 		fi
