@@ -20,9 +20,8 @@ import (
 // cannot find its call. Such a cancel is matched on the transport instead
 // (wireKey: server, the observer that logged both, User-Agent, JSON-RPC
 // id) to a session-less call that got no complete answer (a stream the
-// client closed, a cut, no response, -32800) and whose lifetime (request
-// sent to answer ended, plus wireSlack) holds the time the cancel was
-// sent. A User-Agent is shared by every client built on the same HTTP
+// client closed, a cut, no response, -32800) that the client may have
+// cancelled when the cancel was sent (inSpan). A User-Agent is shared by every client built on the same HTTP
 // library, and ids restart per client, so two calls that both fit make the
 // cancel ambiguous: it then joins neither.
 
@@ -30,6 +29,29 @@ import (
 // cancel of it may still be sent (the client closes the stream, then
 // POSTs the notice).
 const wireSlack = time.Second
+
+// wireWait is how long after its request a client still waiting for the
+// answer (the server cut the stream, or nothing came) may cancel it: the
+// SDKs' default request timeout (TypeScript's and Go's are 60 s).
+const wireWait = time.Minute
+
+// inSpan reports whether a cancel sent at at may name a call sent at start
+// whose observer logged its end at end: from the request (less the least
+// clock tolerance) to a second after a stream the client closed itself,
+// else to the later of that and the client's request timeout.
+func inSpan(at, start, end time.Time, clientClosed bool) bool {
+	to := end.Add(wireSlack)
+	if !clientClosed {
+		to = later(to, start.Add(wireWait))
+	}
+	return !at.Before(start.Add(-minResidualTolerance)) && !at.After(to)
+}
+
+// closedByClient reports whether the client itself closed the stream or
+// the connection, which it does on giving up, just before its cancel.
+func closedByClient(closeReason, transportError string) bool {
+	return closeReason == "client_abort" || transportError == "client_abort"
+}
 
 // wireKey names a session-less request by its transport, for a cancel that
 // names no client; "" without a User-Agent or an id.
@@ -157,16 +179,19 @@ func (m *mergeSet) wireMatch(c, t *group) {
 	}
 }
 
-// spans reports whether at, on the reference clock, falls between the
-// earliest request and wireSlack after the latest end of g's views.
+// spans reports whether a cancel sent at at (on the reference clock) may
+// name g's call (inSpan), from the earliest request and the latest end of
+// its views.
 func (m *mergeSet) spans(g *group, at time.Time) bool {
 	var start, end time.Time
+	closed := false
 	for _, o := range g.obs {
 		e, _ := endTime(o)
 		start = earliest(start, m.onRefClock(o, o.ts))
 		end = later(end, m.onRefClock(o, e))
+		closed = closed || (o.resp != nil && closedByClient(o.resp.CloseReason, o.resp.TransportError))
 	}
-	return !at.Before(start.Add(-minResidualTolerance)) && !at.After(end.Add(wireSlack))
+	return inSpan(at, start, end, closed)
 }
 
 // wireWaitsFor returns what a cancel that names no client is released
@@ -210,6 +235,7 @@ func (m *mergeSet) forgetWire(k string, g *group) {
 type wireCall struct {
 	chainID, name, version string
 	ts, end                int64 // Unix nanoseconds: request sent, answer ended
+	closed                 bool  // the client closed the stream
 }
 
 // maxWireCalls bounds the calls remembered under one transport key (one
@@ -241,7 +267,8 @@ func (c *chains) rememberWire(rec *schema.Exchange, body *schema.Body) {
 	if len(ws) >= maxWireCalls {
 		ws = slices.Delete(ws, 0, 1)
 	}
-	w := wireCall{chainID: rec.ChainID, name: rec.ClientName, version: rec.ClientVersion, ts: rec.TS.UnixNano(), end: rec.EndTS.UnixNano()}
+	w := wireCall{chainID: rec.ChainID, name: rec.ClientName, version: rec.ClientVersion, ts: rec.TS.UnixNano(), end: rec.EndTS.UnixNano(),
+		closed: closedByClient(rec.CloseReason, rec.TransportError)}
 	c.wire[wk] = append(ws, w)
 	c.ring.push(keyTime{wk, w.ts})
 }
@@ -267,11 +294,10 @@ func (c *chains) forgetWire(kt keyTime) bool {
 // session-less call that gave up, under its transport key, while the
 // cancel was sent, and names the cancel's client after it.
 func (c *chains) linkWire(rec *schema.Exchange, body *schema.Body, id string) {
-	at := rec.TS.UnixNano()
 	ws := c.wire[recordWireKey(rec, body, id)]
 	var found *wireCall
 	for i := range ws {
-		if at < ws[i].ts-int64(minResidualTolerance) || at > ws[i].end+int64(wireSlack) {
+		if !inSpan(rec.TS, time.Unix(0, ws[i].ts), time.Unix(0, ws[i].end), ws[i].closed) {
 			continue
 		}
 		if found != nil {

@@ -44,6 +44,9 @@ type goClient struct {
 	// noAnswer leaves that call without a response: the gateway logged
 	// its request only.
 	noAnswer bool
+	// cutThenCancel has the server cut that call's stream 5ms in, and
+	// the client, still waiting, cancel it this much later.
+	cutThenCancel time.Duration
 	// call is what that call must come out as; zero: CANCELLED.
 	call classify.Outcome
 }
@@ -110,6 +113,24 @@ func TestNamelessCancelAmongOthers(t *testing.T) {
 				{name: "agent-m", shift: 70 * time.Second},
 			},
 			want: map[string]string{"mcptest-client": "", "agent-l": ""},
+		},
+		{
+			// The cancel comes at the client's own timeout, long after
+			// the cut the gateway logged as the call's end; the cut stays
+			// against the server.
+			name: "a call the server cut, cancelled at the client's timeout",
+			clients: []goClient{
+				{name: "mcptest-client", cutThenCancel: 5 * time.Second, call: classify.StreamIncomplete},
+				{name: "agent-n", shift: 70 * time.Second},
+			},
+		},
+		{
+			name: "two cut calls, both cancelled at their clients' timeouts",
+			clients: []goClient{
+				{name: "mcptest-client", cutThenCancel: 5 * time.Second, call: classify.StreamIncomplete},
+				{name: "agent-o", shift: 3 * time.Second, cutThenCancel: 5 * time.Second, call: classify.StreamIncomplete},
+			},
+			want: map[string]string{"mcptest-client": "", "agent-o": ""},
 		},
 		{
 			name: "another client gave up while the first was running",
@@ -202,6 +223,14 @@ func goClientCopy(t *testing.T, modern []schema.Event, i int, c goClient, shift 
 		if c.noAnswer && step == "client gives up" && strings.Contains(ev.RequestBody, `"tools/call"`) {
 			ev.Kind, ev.HTTPStatus, ev.ResponseHeaders, ev.ResponseBody = schema.KindRequest, 0, nil, ""
 			ev.DurationMS, ev.StreamComplete, ev.CloseReason = nil, nil, ""
+		}
+		if c.cutThenCancel > 0 && step == "client gives up" {
+			if strings.Contains(ev.RequestBody, `"tools/call"`) {
+				d := 5.0
+				ev.DurationMS, ev.CloseReason = &d, "server_abort"
+			} else {
+				ev.TS = ev.TS.Add(c.cutThenCancel)
+			}
 		}
 		ev.EventID = fmt.Sprintf("c%d-%s", i, ev.EventID)
 		ev.ExchangeID = fmt.Sprintf("c%d-%s", i, ev.ExchangeID)
