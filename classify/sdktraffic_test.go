@@ -9,7 +9,8 @@ import (
 )
 
 // TestOtherSDKsTraffic classifies the traffic recorded between the Python
-// (mcp 2.3.0), Rust (rmcp 3.11.0) and TypeScript (1.32.2) SDKs' own
+// (mcp 2.3.0), Rust (rmcp 3.11.0) and TypeScript (1.32.2, and v2 2.4.0)
+// SDKs' own
 // clients and servers (testdata/real, re-recorded by
 // mcptest/sdkrec/record.sh) and checks every exchange against the
 // manifest written from what each SDK did on the wire.
@@ -62,6 +63,9 @@ func TestOtherSDKsTraffic(t *testing.T) {
 		"python":     {classify.Cancelled, classify.ToolError, classify.StreamIncomplete, classify.HTTPError},
 		"rust":       {classify.Cancelled, classify.JSONRPCError, classify.ToolError, classify.StreamIncomplete, classify.HTTPError},
 		"typescript": {classify.ToolError, classify.StreamIncomplete, classify.HTTPError},
+		// v2 on the 2026-07-28 wire: the client cancels by closing the
+		// stream, before any status.
+		"typescript2": {classify.Cancelled, classify.ToolError, classify.StreamIncomplete, classify.HTTPError, classify.TransportError},
 	} {
 		for _, o := range outcomes {
 			if seen[sdk][o] == 0 {

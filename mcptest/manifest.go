@@ -11,7 +11,7 @@ import (
 
 // SDKRecordings are the recordings of other SDKs' traffic that sdkrec made
 // (testdata/real/<name>.ndjson), described by testdata/real/manifest.json.
-var SDKRecordings = []string{"python", "rust", "typescript"}
+var SDKRecordings = []string{"python", "rust", "typescript", "typescript2"}
 
 // Manifest is the ground truth of the SDK recordings, written by a person
 // from what each SDK did on the wire (not from mcplens' output).
@@ -24,6 +24,20 @@ type Manifest struct {
 	// Retries lists, per recording and scenario, the tools/call exchanges
 	// that re-send an earlier one; every other call is a first attempt.
 	Retries map[string]map[string][]Retry `json:"retries"`
+	// UserAgentOnly names, per recording and scenario, the client name
+	// every exchange but initialize carries where nothing else on the
+	// wire names the client (2025-era requests without a session): the
+	// User-Agent's.
+	UserAgentOnly map[string]map[string]string `json:"user_agent_only"`
+}
+
+// ClientOf is the client name an exchange of a recording's scenario
+// must carry.
+func (m Manifest) ClientOf(sdk, scenario string, e Expected) string {
+	if ua, ok := m.UserAgentOnly[sdk][scenario]; ok && e.Method != "initialize" {
+		return ua
+	}
+	return m.Client[sdk]
 }
 
 // Expected is one recorded exchange and its verdict.

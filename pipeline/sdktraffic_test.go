@@ -52,8 +52,8 @@ func (run sdkRun) ref(t *testing.T, scenario string, r mcptest.Ref) string {
 	return ids[r.N]
 }
 
-// TestOtherSDKsThroughThePipeline runs the Python, Rust and TypeScript
-// recordings through the whole pipeline, as the gateway logged them, and
+// TestOtherSDKsThroughThePipeline runs the Python, Rust and TypeScript (v1
+// and v2) recordings through the whole pipeline, as the gateway logged them, and
 // checks against the manifest: every exchange once with its verdict, one
 // client name for everything a client did (initialize named it; the other
 // exchanges carried only a User-Agent), retry chains within a session,
@@ -90,8 +90,8 @@ func checkVerdicts(t *testing.T, run sdkRun, m mcptest.Manifest) {
 		if r.Outcome == classify.Cancelled && (r.Layer != classify.LayerInteraction || r.OutcomeKnown) {
 			t.Errorf("%s: cancelled in layer %s, outcome_known %v", where, r.Layer, r.OutcomeKnown)
 		}
-		if r.ClientName != m.Client[run.sdk] {
-			t.Errorf("%s: client %q, want %q (logged %q)", where, r.ClientName, m.Client[run.sdk], ev.ClientName)
+		if c := m.ClientOf(run.sdk, sc, want); r.ClientName != c {
+			t.Errorf("%s: client %q, want %q (logged %q)", where, r.ClientName, c, ev.ClientName)
 		}
 		if !r.OneSided || !slices.Equal(r.Sources, []string{"gateway"}) {
 			t.Errorf("%s: sources %v one_sided %v, only the gateway logged it", where, r.Sources, r.OneSided)

@@ -59,7 +59,7 @@ type config struct {
 }
 
 func (c *config) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.sdk, "sdk", "", "SDK under test: python, rust or typescript (names the server in the events)")
+	fs.StringVar(&c.sdk, "sdk", "", "SDK under test: python, rust, typescript or typescript2 (names the server in the events)")
 	fs.StringVar(&c.scenario, "scenario", "", "scenario name: legacy or modern")
 	fs.StringVar(&c.server, "server", "", "command that starts the SDK's server (run with sh -c)")
 	fs.StringVar(&c.client, "client", "", "command that runs the SDK's client (run with sh -c)")

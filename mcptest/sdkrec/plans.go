@@ -17,6 +17,10 @@ import "github.com/mcplens/mcplens/mcptest"
 // lookup with bad arguments; delete item-1 answered 503, re-sent;
 // count_slowly cut mid-stream, re-sent; a call the client cancels.
 //
+// typescript2 (the v2 SDK, whose server serves 2025-era requests without
+// sessions) runs the modern steps on both wires: modern negotiates
+// 2026-07-28, legacy is its client's default 2025 handshake, stateless.
+//
 // Occurrences count per tool in that order.
 var legacy = []mcptest.Fault{
 	{Method: "tools/call", Tool: mcptest.ToolLookup, Occurrence: 3, Kind: mcptest.FaultBadVersion},
@@ -31,9 +35,11 @@ var modern = []mcptest.Fault{
 }
 
 var plans = map[string][]mcptest.Fault{
-	"python/legacy":     legacy,
-	"python/modern":     modern,
-	"rust/legacy":       legacy,
-	"rust/modern":       modern,
-	"typescript/legacy": legacy,
+	"python/legacy":      legacy,
+	"python/modern":      modern,
+	"rust/legacy":        legacy,
+	"rust/modern":        modern,
+	"typescript/legacy":  legacy,
+	"typescript2/modern": modern,
+	"typescript2/legacy": modern,
 }

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Re-records testdata/real/{python,rust,typescript}.ndjson: installs each SDK
-# outside the repository (PyPI mcp 2.3.0, crates.io rmcp 3.11.0, npm
-# @modelcontextprotocol/sdk 1.32.2) under $WORK, then runs every scenario of
-# plans.go through sdkrec. Ports 22100 (server) and 22200 (proxy).
+# Re-records testdata/real/{python,rust,typescript,typescript2}.ndjson:
+# installs each SDK outside the repository (PyPI mcp 2.3.0, crates.io rmcp
+# 3.11.0, npm @modelcontextprotocol/sdk 1.32.2, and the v2 SDK's
+# @modelcontextprotocol/server and /client 2.4.0) under $WORK, then runs
+# every scenario of plans.go through sdkrec. Ports 22100 (server) and 22200
+# (proxy).
 #
-#   bash mcptest/sdkrec/record.sh            # all three
+#   bash mcptest/sdkrec/record.sh            # all four
 #   bash mcptest/sdkrec/record.sh python     # one
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -38,13 +40,23 @@ rust() {
 
 typescript() {
   mkdir -p "$WORK/ts"
-  cp "$here/typescript/package.json" "$here/typescript/"*.mjs "$WORK/ts/"
+  cp "$here/typescript/package.json" "$here/typescript/"*.mjs "$here/steps.mjs" "$WORK/ts/"
   (cd "$WORK/ts" && npm install --silent --no-audit --no-fund)
   rm -f "$WORK/typescript.ndjson"
   record typescript legacy "node $WORK/ts/server.mjs" "node $WORK/ts/client.mjs"
 }
 
-for sdk in "${@:-python rust typescript}"; do
+typescript2() {
+  mkdir -p "$WORK/ts2"
+  cp "$here/typescript2/package.json" "$here/typescript2/"*.mjs "$here/steps.mjs" "$WORK/ts2/"
+  (cd "$WORK/ts2" && npm install --silent --no-audit --no-fund)
+  rm -f "$WORK/typescript2.ndjson"
+  for sc in modern legacy; do
+    record typescript2 $sc "node $WORK/ts2/server.mjs" "node $WORK/ts2/client.mjs"
+  done
+}
+
+for sdk in "${@:-python rust typescript typescript2}"; do
   for s in $sdk; do
     "$s"
     cp "$WORK/$s.ndjson" "$repo/testdata/real/$s.ndjson"

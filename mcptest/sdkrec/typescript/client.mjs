@@ -2,36 +2,15 @@
 // ../plans.go); prints one JSON line per step start and end on stdout.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { say, now, step } from "./steps.mjs";
 
 const url = new URL(process.env.MCP_URL);
-const say = (o) => process.stdout.write(JSON.stringify(o) + "\n");
-const now = () => new Date().toISOString();
 
 async function connect() {
   const c = new Client({ name: "ts-recorder-client", version: "1.32.2" });
   const t = new StreamableHTTPClientTransport(url, { reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 100, maxReconnectionDelay: 100, reconnectionDelayGrowFactor: 1 } });
   await c.connect(t);
   return { c, t };
-}
-
-async function step(name, fn, resend = 0) {
-  say({ step: name, start: now() });
-  let attempts = 0, got, detail;
-  for (;;) {
-    attempts++;
-    try {
-      const r = await fn();
-      got = r.isError ? "tool_error" : "result";
-      detail = JSON.stringify(r.content ?? "").slice(0, 200);
-      break;
-    } catch (e) {
-      got = "call_error";
-      detail = String(e).slice(0, 200);
-      if (attempts > resend) break;
-    }
-  }
-  say({ step: name, got, attempts, detail });
-  return got;
 }
 
 const call = (c, name, args, opts = {}) => c.callTool({ name, arguments: args }, undefined, { timeout: 5000, ...opts });
