@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/valyala/fastjson"
@@ -90,11 +91,13 @@ func nameless(p *fastjson.Parser, session, body string) string {
 }
 
 // wireCancel is, for a cancel that names no client, its transport key,
-// when it was sent (on the reference clock) and the calls it can name.
+// the key its server's session-less requests with its id wait under in
+// the correlator (anyClientKey), when it was sent (on the reference
+// clock) and the calls it can name.
 type wireCancel struct {
-	key     string
-	at      time.Time
-	targets []*group
+	key, pending string
+	at           time.Time
+	targets      []*group
 }
 
 // target is the one call the cancel names, or nil when none or several
@@ -115,18 +118,23 @@ func viewWireKey(ev, req *schema.Event, id string) string {
 	return wireKey(serverName(ev), ev.Source, ev.Observer, req.RequestHeaders["user-agent"], id)
 }
 
-// pendingWire is the transport key of a session-less request half that
-// starts waiting for its response, counted in pending like its request
-// key, so that a cancel naming no client waits for it too.
-func (m *mergeSet) pendingWire(ev *schema.Event) string {
-	if ev.SessionID != "" {
-		return ""
-	}
-	id, ok := classify.RequestID(bytesOf(ev.RequestBody))
+// anyClientKey is, for the request key (requestKey) of a session-less
+// request, the key of every session-less request to its server with its
+// id, whichever client sent it: a request half waiting in the correlator
+// counts under it too, so that a cancel naming no client waits for the
+// calls it may name without a key per half (the half keeps only its
+// request key, and this one is derived from it). "" for a session's
+// request.
+func anyClientKey(key string) string {
+	rest, ok := strings.CutPrefix(key, "r\x00")
 	if !ok {
 		return ""
 	}
-	return viewWireKey(ev, ev, id)
+	server, who, ok := strings.Cut(rest, "\x00")
+	if !ok || !strings.HasPrefix(who, "c\x00") {
+		return ""
+	}
+	return "p\x00" + server + "\x00" + who[strings.LastIndexByte(who, 0)+1:]
 }
 
 // indexWire matches, by transport, a cancel that names no client with the
@@ -141,11 +149,12 @@ func (m *mergeSet) indexWire(o *observation, g *group) {
 		if g.wire != nil {
 			return
 		}
-		wk := viewWireKey(ev, o.req, nameless(&m.clients.p, ev.SessionID, o.req.RequestBody))
+		id := nameless(&m.clients.p, ev.SessionID, o.req.RequestBody)
+		wk := viewWireKey(ev, o.req, id)
 		if wk == "" {
 			return
 		}
-		g.wire = &wireCancel{key: wk, at: m.onRefClock(o, o.ts)}
+		g.wire = &wireCancel{key: wk, pending: "p\x00" + serverName(ev) + "\x00" + id, at: m.onRefClock(o, o.ts)}
 		for _, t := range m.byWire[wk] {
 			m.wireMatch(g, t)
 		}
@@ -195,9 +204,9 @@ func (m *mergeSet) spans(g *group, at time.Time) bool {
 }
 
 // wireWaitsFor returns what a cancel that names no client is released
-// after: a candidate call still waiting in h, pendingCall while a request
-// with its transport key waits in the correlator, else nil. Requests of
-// other clients with the key keep coming, but a call the cancel names
+// after: a candidate call still waiting in h, pendingCall while a
+// session-less request with its id waits in the correlator, else nil.
+// Requests of other clients with the id keep coming, but a call the cancel names
 // began before it, so once the watermark wm passed the cancel by the pair
 // window (and a merge window more) every candidate has come.
 func (m *mergeSet) wireWaitsFor(g *group, h *groupHeap, wm time.Time) *group {
@@ -210,7 +219,7 @@ func (m *mergeSet) wireWaitsFor(g *group, h *groupHeap, wm time.Time) *group {
 			return t
 		}
 	}
-	if m.pending[w.key] > 0 && !wm.After(w.at.Add(m.pairWindow+m.window)) {
+	if m.pending[w.pending] > 0 && !wm.After(w.at.Add(m.pairWindow+m.window)) {
 		return pendingCall
 	}
 	return nil

@@ -82,6 +82,9 @@ func TestNamelessCancelAmongOthers(t *testing.T) {
 			name: "calls that ran on long after their cancels",
 			clients: []goClient{
 				{name: "mcptest-client", runsOn: 20 * time.Second},
+				// Traffic while the first call runs on moves event time
+				// past its cancel's merge windows.
+				{name: "agent-p", shift: 10 * time.Second, completes: true, call: classify.ToolSuccess},
 				{name: "agent-g", shift: 25 * time.Second},
 				{name: "agent-h", shift: 30 * time.Second, runsOn: 10 * time.Second},
 			},

@@ -62,9 +62,8 @@ type half struct {
 	next  *half // the next half waiting under the same key
 	saved bool  // held in the sink's state (see state.go)
 	// req is a request half's request key, counted in merging.pending
-	// while it waits, so that a cancel naming it waits too; wire is its
-	// transport key (pendingWire), counted the same way.
-	req, wire string
+	// while it waits, so that a cancel naming it waits too.
+	req string
 }
 
 func (h *half) pos() Position {
@@ -177,9 +176,6 @@ func (c *correlator) add(ev *schema.Event, pos Position, saved bool) {
 		if h.req = c.merging.pendingKey(ev); h.req != "" {
 			c.merging.pendingRequest(h.req)
 		}
-		if h.wire = c.merging.pendingWire(ev); h.wire != "" {
-			c.merging.pendingRequest(h.wire)
-		}
 	}
 	if prev == nil {
 		c.waiting[key] = h
@@ -203,9 +199,6 @@ func (c *correlator) unpend(h *half) {
 	heap.Remove(&h.st.pending, h.index)
 	if h.req != "" {
 		c.merging.requestDone(h.req)
-	}
-	if h.wire != "" {
-		c.merging.requestDone(h.wire)
 	}
 	c.npending--
 	c.bytes -= h.size()

@@ -488,9 +488,23 @@ func (m *mergeSet) pendingKey(ev *schema.Event) string {
 
 // pendingRequest and requestDone count a request half that starts and
 // stops waiting in the correlator, under its request key.
-func (m *mergeSet) pendingRequest(key string) { m.pending[key]++ }
+// A session-less request counts under its server and id too
+// (anyClientKey), for a cancel that names no client.
+func (m *mergeSet) pendingRequest(key string) {
+	m.pending[key]++
+	if k := anyClientKey(key); k != "" {
+		m.pending[k]++
+	}
+}
 
 func (m *mergeSet) requestDone(key string) {
+	m.done(key)
+	if k := anyClientKey(key); k != "" {
+		m.done(k)
+	}
+}
+
+func (m *mergeSet) done(key string) {
 	if m.pending[key]--; m.pending[key] <= 0 {
 		delete(m.pending, key)
 	}
