@@ -7,9 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +19,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
+	"github.com/mcplens/mcplens/api/apitest"
 	"github.com/mcplens/mcplens/internal/demo"
 	"github.com/mcplens/mcplens/internal/metricstest"
 	"github.com/mcplens/mcplens/pipeline/kafkatest"
@@ -166,22 +165,6 @@ func topicCount(t *testing.T, brokers, topic string) int64 {
 	return n
 }
 
-func getJSON(t *testing.T, url string, out any) int {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	if out != nil && resp.StatusCode == http.StatusOK {
-		if err := json.Unmarshal(body, out); err != nil {
-			t.Fatalf("GET %s: %v\n%s", url, err, body)
-		}
-	}
-	return resp.StatusCode
-}
-
 // TestTapKafkaIngestAPIUnderFaults runs the demo traffic through the tap
 // into Kafka while the ingester is SIGKILLed and restarted, the store goes
 // away for a while, a poison message is produced and the broker restarts.
@@ -275,13 +258,13 @@ func checkHeadlines(t *testing.T, storeURL string) {
 			Server string `json:"server"`
 		} `json:"rows"`
 	}
-	if code := getJSON(t, base+"/questions/http200-jsonrpc-errors?from=-1h", &http200); code != 200 || len(http200.Rows) == 0 || http200.Rows[0].Server != "demo-tools" {
+	if code, _ := apitest.GetJSON(t, base+"/questions/http200-jsonrpc-errors?from=-1h", &http200); code != 200 || len(http200.Rows) == 0 || http200.Rows[0].Server != "demo-tools" {
 		t.Errorf("http200-jsonrpc-errors: %d %+v\n%s", code, http200, api.tail())
 	}
 	var retries struct {
 		Rows []map[string]any `json:"rows"`
 	}
-	if code := getJSON(t, base+"/questions/unknown-side-effect-retries?from=-1h", &retries); code != 200 || len(retries.Rows) == 0 {
+	if code, _ := apitest.GetJSON(t, base+"/questions/unknown-side-effect-retries?from=-1h", &retries); code != 200 || len(retries.Rows) == 0 {
 		t.Errorf("unknown-side-effect-retries: %d, %d rows (want the delete_item re-send after the 503)", code, len(retries.Rows))
 	}
 	for _, r := range retries.Rows {
@@ -289,7 +272,7 @@ func checkHeadlines(t *testing.T, storeURL string) {
 			t.Errorf("unexpected unknown-side-effect retry: %v", r)
 		}
 	}
-	if code := getJSON(t, base+"/exchanges?from=yesterday", nil); code != 400 {
+	if code, _ := apitest.GetJSON(t, base+"/exchanges?from=yesterday", nil); code != 400 {
 		t.Errorf("bad time: status %d, want 400", code)
 	}
 }

@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -21,6 +19,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/mcplens/mcplens/api"
+	"github.com/mcplens/mcplens/api/apitest"
 	"github.com/mcplens/mcplens/internal/metricstest"
 	"github.com/mcplens/mcplens/pipeline"
 	"github.com/mcplens/mcplens/pipeline/kafkatest"
@@ -507,17 +506,9 @@ func checkAPI(t *testing.T, st readStore, want int, planted schema.Event) {
 	window := "from=" + time.Now().Add(-3*time.Hour).UTC().Format(time.RFC3339) + "&to=" + time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
 	get := func(path string, into any) []byte {
 		t.Helper()
-		resp, err := http.Get(srv.URL + path) //nolint:noctx // a test's own server
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		raw, err := io.ReadAll(resp.Body)
-		if err != nil || resp.StatusCode != http.StatusOK {
-			t.Fatalf("GET %s: %d %v\n%s", path, resp.StatusCode, err, raw)
-		}
-		if err := json.Unmarshal(raw, into); err != nil {
-			t.Fatalf("GET %s: %v", path, err)
+		code, raw := apitest.GetJSON(t, srv.URL+path, into)
+		if code != http.StatusOK {
+			t.Fatalf("GET %s: %d\n%s", path, code, raw)
 		}
 		return raw
 	}

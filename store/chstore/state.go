@@ -156,17 +156,11 @@ func (s *Store) withoutUnsure(ctx context.Context, b *schema.Batch) (*schema.Bat
 	var lo, hi time.Time
 	for i := range b.Exchanges {
 		if x := &b.Exchanges[i]; unsure[x.ExchangeID] {
-			if lo.IsZero() || x.TS.Before(lo) {
-				lo = x.TS
-			}
-			if x.TS.After(hi) {
-				hi = x.TS
-			}
+			lo, hi = widen(lo, hi, x.TS)
 		}
 	}
-	if lo.IsZero() { // none of them left in b (stored halves, a split batch)
-		lo, hi = time.Unix(0, 0), time.Unix(0, 0)
-	}
+	// With none of them left in b (stored halves, a split batch) the range
+	// is empty, and stamp makes it the epoch.
 	xs, qs, err := s.storedUnsure(ctx, stamp(lo), stamp(hi), b.Unsure.Exchanges, b.Unsure.Quarantine)
 	if err != nil {
 		return nil, err
@@ -174,28 +168,11 @@ func (s *Store) withoutUnsure(ctx context.Context, b *schema.Batch) (*schema.Bat
 	if len(xs)+len(qs) == 0 {
 		return b, nil
 	}
-	out := *b
-	out.Exchanges, out.Bodies, out.Quarantine = nil, nil, nil
-	for i := range b.Exchanges {
-		if xs[b.Exchanges[i].ExchangeID] {
-			continue
-		}
-		out.Exchanges = append(out.Exchanges, b.Exchanges[i])
-	}
-	for i := range b.Bodies {
-		if !xs[b.Bodies[i].ExchangeID] {
-			out.Bodies = append(out.Bodies, b.Bodies[i])
-		}
-	}
-	for i := range b.Quarantine {
-		if !qs[b.Quarantine[i].Position] {
-			out.Quarantine = append(out.Quarantine, b.Quarantine[i])
-		}
-	}
+	out := leaveOut(b, xs, qs)
 	s.log.Info().Int("exchanges", len(b.Exchanges)-len(out.Exchanges)).Int("quarantined", len(b.Quarantine)-len(out.Quarantine)).
 		Msg("rows a previous owner stored without its marks left out")
 	s.m.unsureSkipped.Add(float64(len(b.Exchanges) - len(out.Exchanges) + len(b.Quarantine) - len(out.Quarantine)))
-	return &out, nil
+	return out, nil
 }
 
 // queryStoredUnsure returns which of the exchange ids (within [lo, hi])
@@ -330,12 +307,7 @@ func (s *Store) withoutStoredHalves(ctx context.Context, b *schema.Batch) (*sche
 		default:
 			reqs = append(reqs, id)
 		}
-		if lo.IsZero() || x.TS.Before(lo) {
-			lo = x.TS
-		}
-		if x.TS.After(hi) {
-			hi = x.TS
-		}
+		lo, hi = widen(lo, hi, x.TS)
 	}
 	if len(reqs)+len(resps) == 0 {
 		return b, nil
@@ -350,23 +322,49 @@ func (s *Store) withoutStoredHalves(ctx context.Context, b *schema.Batch) (*sche
 	if len(paired) == 0 {
 		return b, nil
 	}
-	out := *b
-	out.Exchanges, out.Bodies = nil, nil
 	skipped := map[string]bool{}
 	for i := range b.Exchanges {
 		if id, _ := b.Exchanges[i].HalfEvent(); id != "" && paired[id] {
 			skipped[b.Exchanges[i].ExchangeID] = true
 			s.log.Debug().Str("exchange_id", b.Exchanges[i].ExchangeID).Str("event_id", id).Msg("half already stored with its pair; skipped")
-			continue
 		}
-		out.Exchanges = append(out.Exchanges, b.Exchanges[i])
+	}
+	return leaveOut(b, skipped, nil), nil
+}
+
+// leaveOut returns a copy of b without the exchanges (and their bodies)
+// whose id is in exchanges and the quarantine rows whose position is in
+// quarantine. b itself is not changed.
+func leaveOut(b *schema.Batch, exchanges, quarantine map[string]bool) *schema.Batch {
+	out := *b
+	out.Exchanges, out.Bodies, out.Quarantine = nil, nil, nil
+	for i := range b.Exchanges {
+		if !exchanges[b.Exchanges[i].ExchangeID] {
+			out.Exchanges = append(out.Exchanges, b.Exchanges[i])
+		}
 	}
 	for i := range b.Bodies {
-		if !skipped[b.Bodies[i].ExchangeID] {
+		if !exchanges[b.Bodies[i].ExchangeID] {
 			out.Bodies = append(out.Bodies, b.Bodies[i])
 		}
 	}
-	return &out, nil
+	for i := range b.Quarantine {
+		if !quarantine[b.Quarantine[i].Position] {
+			out.Quarantine = append(out.Quarantine, b.Quarantine[i])
+		}
+	}
+	return &out
+}
+
+// widen returns [lo, hi] widened to hold t; a zero lo is an empty range.
+func widen(lo, hi, t time.Time) (time.Time, time.Time) {
+	if lo.IsZero() || t.Before(lo) {
+		lo = t
+	}
+	if t.After(hi) {
+		hi = t
+	}
+	return lo, hi
 }
 
 // queryStoredHalves returns which of the half event ids (requests, then
