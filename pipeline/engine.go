@@ -73,6 +73,11 @@ type Engine struct {
 	// the first).
 	assigner bool
 	assigned map[string]bool
+
+	// fly is the batch being stored while the loop reads on (nil: none,
+	// see flight.go); due says a flush tick came meanwhile.
+	fly *inflight
+	due bool
 }
 
 // New builds an engine. Start it with Run.
@@ -173,7 +178,37 @@ func (e *Engine) Run(ctx context.Context) error {
 func (e *Engine) loop(ctx context.Context, msgs <-chan Message, fetchErr <-chan error) error {
 	tick := time.NewTicker(e.cfg.FlushInterval)
 	defer tick.Stop()
+	// onTick advances idle streams, releases what is complete and hands
+	// the batch to the store.
+	onTick := func() error {
+		e.corr.AdvanceIdle(e.cfg.IdleAdvance)
+		e.corr.Release(false, e.emit)
+		if err := e.flush(ctx); err != nil {
+			return err
+		}
+		// The next batch gets a whole interval after this write:
+		// against a store that takes longer than the interval, a
+		// tick queued meanwhile would flush again at once, a few
+		// rows per round trip.
+		tick.Reset(e.cfg.FlushInterval)
+		return nil
+	}
+	// settle records the batch in flight as stored (waiting for it if
+	// its write is failing), then flushes if a tick came meanwhile, or
+	// commits what it stored.
+	settle := func() error {
+		if err := e.await(ctx); err != nil {
+			return err
+		}
+		if e.due {
+			e.due = false
+			return onTick()
+		}
+		return e.commit(ctx)
+	}
+	defer e.abandon()
 	for {
+		landed, failing := e.fly.signals()
 		select {
 		case m, ok := <-msgs:
 			if !ok {
@@ -205,16 +240,28 @@ func (e *Engine) loop(ctx context.Context, msgs <-chan Message, fetchErr <-chan 
 				}
 			}
 		case <-tick.C:
-			e.corr.AdvanceIdle(e.cfg.IdleAdvance)
-			e.corr.Release(false, e.emit)
-			if err := e.flush(ctx); err != nil {
+			if e.fly != nil {
+				// A write is in flight: what is complete goes into the
+				// next batch; the idle advance and the flush wait for
+				// the write (one that fails holds the loop, and its
+				// time is not the source being idle).
+				e.corr.Release(false, e.emit)
+				e.due = true
+				continue
+			}
+			if err := onTick(); err != nil {
 				return e.stopAfter(err)
 			}
-			// The next batch gets a whole interval after this write:
-			// against a store that takes longer than the interval, a
-			// tick queued meanwhile would flush again at once, a few
-			// rows per round trip.
-			tick.Reset(e.cfg.FlushInterval)
+		case <-landed:
+			if err := settle(); err != nil {
+				return e.stopAfter(err)
+			}
+		case <-failing:
+			// The store fails the write: stop reading until it is
+			// stored, as the write's retries pause consumption.
+			if err := settle(); err != nil {
+				return e.stopAfter(err)
+			}
 		case <-ctx.Done():
 			return e.stop("shutdown")
 		}
@@ -235,7 +282,7 @@ func (e *Engine) stop(why string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), e.cfg.ShutdownTimeout)
 	defer cancel()
 	start := time.Now()
-	err := e.flush(ctx)
+	err := e.drain(ctx)
 	pending, _ := e.corr.Pending()
 	e.d.Logger.Info().Str("reason", why).Int64("took_ms", time.Since(start).Milliseconds()).Int("pending_uncommitted", pending).
 		Int("inflight_positions", e.offsets.InFlight()).Err(err).Msg("pipeline stopped")
@@ -369,10 +416,14 @@ func cleanText(rec *schema.Exchange) {
 	}
 }
 
-// flush writes the batch and, with a StateSink, the state change (both
-// retried with backoff while ctx lasts), then commits the source up to the
-// low watermark.
+// flush hands the batch and, with a StateSink, the state change to a
+// writer of their own (see flight.go), after the batch before them is
+// stored, and commits the source up to the low watermark of what is
+// stored.
 func (e *Engine) flush(ctx context.Context) error {
+	if err := e.await(ctx); err != nil {
+		return err
+	}
 	pending, bytes := e.corr.Pending()
 	e.m.pending.Set(float64(pending))
 	e.m.pendingBytes.Set(float64(bytes))
@@ -383,21 +434,13 @@ func (e *Engine) flush(ctx context.Context) error {
 	if e.batch.Len() > 0 || !e.state.Empty() {
 		e.batch.Token = schema.BatchToken(e.covered())
 		e.batch.State = e.state
-		start := time.Now()
-		if err := e.write(ctx, &e.batch); err != nil {
-			return err
-		}
-		e.m.sinkSeconds.Observe(time.Since(start).Seconds())
-		e.m.sinkRows.Add(float64(e.batch.Len()))
-		e.m.sinkExchanges.Add(float64(len(e.batch.Exchanges)))
-		e.counts.stored.Add(int64(len(e.batch.Exchanges)))
-		e.offsets.Done(e.batchPos...)
-		e.offsets.Done(e.savedPos...)
-		e.stateWritten()
-		e.batch = schema.Batch{}
-		e.batchPos = e.batchPos[:0]
-		e.savedPos = e.savedPos[:0]
+		e.launch(ctx)
 	}
+	return e.commit(ctx)
+}
+
+// commit commits the source up to what the stores acknowledged.
+func (e *Engine) commit(ctx context.Context) error {
 	e.m.inflight.Set(float64(e.offsets.InFlight()))
 	ps := e.offsets.Commit()
 	if len(ps) == 0 {

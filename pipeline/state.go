@@ -107,12 +107,11 @@ func (e *Engine) collectState() []Position {
 	return saved
 }
 
-// stateWritten records that e.state is stored.
-func (e *Engine) stateWritten() {
-	for _, m := range e.state.Streams {
+// stateWritten records that st, a stored batch's state change, is stored.
+func (e *Engine) stateWritten(st *schema.State) {
+	for _, m := range st.Streams {
 		e.marked[m.Stream] = m.Next
 	}
-	e.state = schema.State{}
 }
 
 // resume loads the state of streams (nil: every stream) from the sink
@@ -210,7 +209,7 @@ func (e *Engine) reassign(ctx context.Context, a *Assignment) error {
 	}
 	e.d.Logger.Info().Strs("streams", names).Bool("first", first).Msg("streams assigned")
 	if !first {
-		if err := e.flush(ctx); err != nil {
+		if err := e.drain(ctx); err != nil {
 			return err
 		}
 		e.forgetStreams()

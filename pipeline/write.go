@@ -25,24 +25,17 @@ type Pinger interface {
 // stored, then the state change is stored on its own. A refusal that does
 // not depend on the rows (every part fails, the quarantine row too) is
 // retried like an outage; rewriting the parts already stored is harmless,
-// since the stores skip what they hold.
-//
-// A write that had to be retried held the loop while input kept coming:
-// its whole time is reported to the correlator as paused, not idle.
-func (e *Engine) write(ctx context.Context, b *schema.Batch) error {
+// since the stores skip what they hold. failed is called after each
+// failed attempt. write touches no state of the loop: it runs on the
+// batch's writer goroutine (flight.go).
+func (e *Engine) write(ctx context.Context, b *schema.Batch, failed func()) error {
 	backoff := e.cfg.RetryMin
-	start, failed := e.d.Now(), false
-	defer func() {
-		if failed {
-			e.corr.Paused(e.d.Now().Sub(start))
-		}
-	}()
 	for {
 		err := e.d.Sink.Write(ctx, b)
 		if err == nil {
 			return nil
 		}
-		failed = true
+		failed()
 		e.m.sinkErrors.Inc()
 		if e.refused(ctx) {
 			e.d.Logger.Warn().Err(err).Int("rows", b.Len()).Msg("store refused the batch while reachable; isolating the refused rows")

@@ -1,0 +1,230 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/mcplens/mcplens/schema"
+)
+
+// pairLines are n exchanges as request and response lines, the response
+// of exchange i at offset 2i+2 (positions count from 1).
+func pairLines(n int) [][]byte {
+	base := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	var lines [][]byte
+	for i := range n {
+		ts := base.Add(time.Duration(i) * 10 * time.Millisecond)
+		for _, kind := range []string{"request", "response"} {
+			body := fmt.Sprintf(`"request_body":"{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":\"t\"}}"`, i)
+			if kind == "response" {
+				ts = ts.Add(5 * time.Millisecond)
+				body = fmt.Sprintf(`"http.status":200,"response_body":"{\"jsonrpc\":\"2.0\",\"id\":%d,\"result\":{\"content\":[]}}"`, i)
+			}
+			lines = append(lines, fmt.Appendf(nil, `{"v":1,"kind":%q,"event_id":"%s-%d","source":"gateway","observer":"gw","server":"srv","session_id":"s","exchange_id":"x-%d","ts":%q,"http.method":"POST",%s}`,
+				kind, kind[:3], i, i, ts.Format(time.RFC3339Nano), body))
+		}
+	}
+	return lines
+}
+
+// ackSink acknowledges what its gate lets through and checks that writes
+// never overlap.
+type ackSink struct {
+	mu      sync.Mutex
+	acked   map[string]int
+	writes  int
+	writing atomic.Int32
+	overlap atomic.Bool
+	// gate runs before each write is stored (write counts from 1); an
+	// error fails the write.
+	gate func(ctx context.Context, write int) error
+}
+
+func (s *ackSink) Write(ctx context.Context, b *schema.Batch) error {
+	if s.writing.Add(1) > 1 {
+		s.overlap.Store(true)
+	}
+	defer s.writing.Add(-1)
+	s.mu.Lock()
+	s.writes++
+	n := s.writes
+	s.mu.Unlock()
+	if err := s.gate(ctx, n); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range b.Exchanges {
+		s.acked[b.Exchanges[i].ExchangeID]++
+	}
+	return nil
+}
+
+func (s *ackSink) Close() error { return nil }
+
+// ackedSource is a slice source whose commits are checked against the
+// sink: a commit up to offset next means every exchange whose lines are
+// all before next is acknowledged.
+type ackedSource struct {
+	*sliceSource
+	sink    *ackSink
+	read    chan struct{} // closed once every line is fetched
+	once    sync.Once
+	mu      sync.Mutex
+	bad     []string
+	highest int64
+}
+
+func (s *ackedSource) Fetch(ctx context.Context) (Message, error) {
+	m, err := s.sliceSource.Fetch(ctx)
+	s.sliceSource.mu.Lock()
+	all := s.i == len(s.msgs)
+	s.sliceSource.mu.Unlock()
+	if all {
+		s.once.Do(func() { close(s.read) })
+	}
+	return m, err
+}
+
+func (s *ackedSource) Commit(ctx context.Context, ps []Position) error {
+	s.sink.mu.Lock()
+	for _, p := range ps {
+		for i := int64(0); 2*i+2 < p.Offset; i++ {
+			if id := fmt.Sprintf("x-%d", i); s.sink.acked[id] == 0 {
+				s.mu.Lock()
+				s.bad = append(s.bad, fmt.Sprintf("commit up to %d before %s was stored", p.Offset, id))
+				s.mu.Unlock()
+				break
+			}
+		}
+		s.mu.Lock()
+		s.highest = max(s.highest, p.Offset)
+		s.mu.Unlock()
+	}
+	s.sink.mu.Unlock()
+	return s.sliceSource.Commit(ctx, ps)
+}
+
+func newAcked(lines [][]byte, sink *ackSink) *ackedSource {
+	return &ackedSource{sliceSource: newSliceSource("f", lines), sink: sink, read: make(chan struct{})}
+}
+
+// While the store holds a write, the engine keeps reading and classifying
+// (the next batch fills meanwhile), writes stay one at a time and in
+// order, and nothing is committed past what the store acknowledged.
+// Written synchronously, the first write would hold the loop and the
+// source would never be read to its end while that write waits.
+func TestWriteOverlapsReading(t *testing.T) {
+	const n = 3000
+	sink := &ackSink{acked: map[string]int{}}
+	src := newAcked(pairLines(n), sink)
+	var stalled atomic.Bool
+	sink.gate = func(ctx context.Context, write int) error {
+		if write != 1 {
+			return nil
+		}
+		select { // the first write is held until the whole input is read
+		case <-src.read:
+		case <-time.After(2 * time.Minute):
+			stalled.Store(true)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		return nil
+	}
+	cfg := testConfig()
+	cfg.BatchSize = 10 * n // a tick, not a full batch, flushes
+	e, err := New(cfg, Deps{Source: src, Sink: sink, Logger: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if stalled.Load() {
+		t.Fatal("reading stopped while the first write was in flight")
+	}
+	if sink.overlap.Load() {
+		t.Error("two writes were in flight at once")
+	}
+	if sink.writes < 2 {
+		t.Errorf("%d writes, want the held one and at least one after it", sink.writes)
+	}
+	for i := range n {
+		if id := fmt.Sprintf("x-%d", i); sink.acked[id] != 1 {
+			t.Errorf("%s stored %d times, want once", id, sink.acked[id])
+		}
+	}
+	for _, b := range src.bad {
+		t.Error(b)
+	}
+	if src.highest != int64(2*n+1) {
+		t.Errorf("committed up to %d at the end, want %d", src.highest, 2*n+1)
+	}
+}
+
+// A store that goes down for good after its first write: the engine
+// retries the batch in flight, commits nothing past the last
+// acknowledged batch, stops reading once the next batch is full, and its
+// final flush fails with the store still down; Run returns only after
+// the writer goroutine ended.
+func TestFailingWriteCommitsNothingPast(t *testing.T) {
+	const n = 2000
+	sink := &ackSink{acked: map[string]int{}}
+	src := newAcked(pairLines(n), sink)
+	src.block = true // a Kafka source: no end of input
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var failures atomic.Int32
+	sink.gate = func(_ context.Context, write int) error {
+		if write == 1 {
+			return nil
+		}
+		if failures.Add(1) == 20 {
+			cancel()
+		}
+		return errors.New("store down")
+	}
+	cfg := testConfig()
+	cfg.BatchSize = 200
+	cfg.ShutdownTimeout = 50 * time.Millisecond
+	e, err := New(cfg, Deps{Source: src, Sink: sink, Logger: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Run(ctx); err == nil {
+		t.Fatal("Run returned nil with the store down at its final flush")
+	}
+	after := failures.Load()
+	for _, b := range src.bad {
+		t.Error(b)
+	}
+	stored := 0
+	for i := range n {
+		if sink.acked[fmt.Sprintf("x-%d", i)] > 0 {
+			stored++
+		}
+	}
+	if stored == 0 || stored == n {
+		t.Fatalf("%d of %d exchanges stored, want the first batch only", stored, n)
+	}
+	if max := int64(2*stored + 1); src.highest > max {
+		t.Errorf("committed up to %d with %d exchanges stored (at most %d)", src.highest, stored, max)
+	}
+	src.sliceSource.mu.Lock()
+	read := src.i
+	src.sliceSource.mu.Unlock()
+	if read == 2*n {
+		t.Error("the whole input was read while the store was down")
+	}
+	if got := failures.Load(); got != after || sink.writing.Load() != 0 {
+		t.Errorf("a write ran after Run returned (%d failures, then %d)", after, got)
+	}
+}
