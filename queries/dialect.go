@@ -23,6 +23,8 @@ import (
 //   - quantileExactInclusive(p)(x) → quantile_cont(x, p)  (both interpolate
 //                                   linearly between closest ranks,
 //                                   PERCENTILE.INC)
+//   - quantilesExactInclusive(p, q, ...)(x) → quantile_cont(x, [p, q, ...])
+//     (one sort for all levels; an array in both, indexed from 1)
 //   - groupArray(x)               → coalesce(list(x), [])
 //   - groupUniqArray(x)           → coalesce(list(DISTINCT x), [])
 //   - arraySort(a)                → list_sort(a)
@@ -86,6 +88,12 @@ var rules = map[string]callRule{
 			return "", "", fmt.Errorf("want (level)(expr), got %d levels and %d arguments", len(p), len(a))
 		}
 		return "quantile_cont(" + a[0] + ", " + p[0] + ")", "", nil
+	}},
+	"quantilesExactInclusive": {parametric: true, aggregate: true, render: func(p, a []string) (string, string, error) {
+		if len(p) == 0 || len(a) != 1 {
+			return "", "", fmt.Errorf("want (levels...)(expr), got %d levels and %d arguments", len(p), len(a))
+		}
+		return "quantile_cont(" + a[0] + ", [" + strings.Join(p, ", ") + "])", "", nil
 	}},
 	"argMax":           {aggregate: true, render: fixed(2, func(a []string) string { return "arg_max(" + a[0] + ", " + a[1] + ")" })},
 	"argMin":           {aggregate: true, render: fixed(2, func(a []string) string { return "arg_min(" + a[0] + ", " + a[1] + ")" })},

@@ -4,25 +4,18 @@
 -- duration_ms over exchanges that got an answer (not NO_RESPONSE). Error
 -- rates are shares of all exchanges; ACCEPTED is not an error, nor are
 -- INPUT_REQUIRED and CANCELLED (the client's decision). Tools count tools/call exchanges only.
-SELECT group_key, total, errors, error_rate,
-       transport_error_rate, protocol_error_rate, application_error_rate, stream_error_rate,
-       p50_ms, p95_ms, p99_ms
-FROM (
+-- The counts are summed from a count per group, layer and outcome (a few
+-- dozen rows per group; DuckDB sums no rows to NULL, hence coalesce)
+-- rather than filtered row by row, and the three
+-- quantiles come from one sort per group: over 30 days of a million
+-- exchanges this is the API's slowest question.
+WITH x AS (
     SELECT CASE {group_by:String}
                WHEN 'client' THEN client_name
                WHEN 'tool' THEN tool_name
                ELSE server
            END AS group_key,
-           count() AS total,
-           countIf(outcome NOT IN ('SUCCESS', 'TOOL_SUCCESS', 'ACCEPTED', 'INPUT_REQUIRED', 'CANCELLED')) AS errors,
-           countIf(outcome NOT IN ('SUCCESS', 'TOOL_SUCCESS', 'ACCEPTED', 'INPUT_REQUIRED', 'CANCELLED')) / count() AS error_rate,
-           countIf(layer = 'transport' AND outcome != 'ACCEPTED') / count() AS transport_error_rate,
-           countIf(layer = 'protocol') / count() AS protocol_error_rate,
-           countIf(outcome = 'TOOL_ERROR') / count() AS application_error_rate,
-           countIf(layer = 'stream') / count() AS stream_error_rate,
-           if(countIf(outcome != 'NO_RESPONSE') = 0, NULL, quantileExactInclusiveIf(0.5)(duration_ms, outcome != 'NO_RESPONSE')) AS p50_ms,
-           if(countIf(outcome != 'NO_RESPONSE') = 0, NULL, quantileExactInclusiveIf(0.95)(duration_ms, outcome != 'NO_RESPONSE')) AS p95_ms,
-           if(countIf(outcome != 'NO_RESPONSE') = 0, NULL, quantileExactInclusiveIf(0.99)(duration_ms, outcome != 'NO_RESPONSE')) AS p99_ms
+           layer, outcome, duration_ms
     FROM (
         SELECT exchange_id, server, client_name, tool_name, layer, outcome, duration_ms
         FROM exchanges
@@ -33,7 +26,41 @@ FROM (
           AND ({group_by:String} != 'tool' OR method = 'tools/call')
         LIMIT 1 BY exchange_id
     )
-    GROUP BY group_key
+)
+SELECT group_key, total, errors, error_rate,
+       transport_error_rate, protocol_error_rate, application_error_rate, stream_error_rate,
+       p50_ms, p95_ms, p99_ms
+FROM (
+    SELECT c.group_key AS group_key, c.total AS total, c.errors AS errors,
+           c.errors / c.total AS error_rate,
+           c.transport_errors / c.total AS transport_error_rate,
+           c.protocol_errors / c.total AS protocol_error_rate,
+           c.tool_errors / c.total AS application_error_rate,
+           c.stream_errors / c.total AS stream_error_rate,
+           if(c.answered = 0, NULL, q.qs[1]) AS p50_ms,
+           if(c.answered = 0, NULL, q.qs[2]) AS p95_ms,
+           if(c.answered = 0, NULL, q.qs[3]) AS p99_ms
+    FROM (
+        SELECT group_key, sum(n) AS total,
+               coalesce(sumIf(n, outcome NOT IN ('SUCCESS', 'TOOL_SUCCESS', 'ACCEPTED', 'INPUT_REQUIRED', 'CANCELLED')), 0) AS errors,
+               coalesce(sumIf(n, layer = 'transport' AND outcome != 'ACCEPTED'), 0) AS transport_errors,
+               coalesce(sumIf(n, layer = 'protocol'), 0) AS protocol_errors,
+               coalesce(sumIf(n, outcome = 'TOOL_ERROR'), 0) AS tool_errors,
+               coalesce(sumIf(n, layer = 'stream'), 0) AS stream_errors,
+               coalesce(sumIf(n, outcome != 'NO_RESPONSE'), 0) AS answered
+        FROM (
+            SELECT group_key, layer, outcome, count() AS n
+            FROM x
+            GROUP BY group_key, layer, outcome
+        )
+        GROUP BY group_key
+    ) AS c
+    LEFT JOIN (
+        SELECT group_key, quantilesExactInclusive(0.5, 0.95, 0.99)(duration_ms) AS qs
+        FROM x
+        WHERE outcome != 'NO_RESPONSE'
+        GROUP BY group_key
+    ) AS q ON q.group_key = c.group_key
 )
 ORDER BY CASE {order_by:String}
              WHEN 'errors' THEN error_rate

@@ -2,7 +2,8 @@
 -- whose tool is not known to be read-only or idempotent: the retry, its
 -- chain, what the attempt just before it got, how many attempts came
 -- before and their distinct outcomes, and the tool's annotations.
--- {chain_from} reaches back before {from} for earlier attempts.
+-- {chain_from} reaches back before {from} for earlier attempts. Only the
+-- first {limit} retries are looked up: every join keeps one row per retry.
 WITH r AS (
     SELECT exchange_id, ts, chain_id, server, client_name, session_id, tool_name,
            attempt, retry_of, retry_origin, outcome
@@ -13,7 +14,9 @@ WITH r AS (
       AND ({server:String} = '' OR server = {server:String})
       AND ({client:String} = '' OR client_name = {client:String})
       AND ({tool:String} = '' OR tool_name = {tool:String})
+    ORDER BY ts, exchange_id
     LIMIT 1 BY exchange_id
+    LIMIT {limit:UInt32}
 ),
 e AS (
     SELECT exchange_id, chain_id, ts, outcome, http_status, error_class

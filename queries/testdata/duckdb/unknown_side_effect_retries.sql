@@ -8,6 +8,8 @@ WITH r AS (
       AND (CAST($server AS VARCHAR) = '' OR server = CAST($server AS VARCHAR))
       AND (CAST($client AS VARCHAR) = '' OR client_name = CAST($client AS VARCHAR))
       AND (CAST($tool AS VARCHAR) = '' OR tool_name = CAST($tool AS VARCHAR))
+    ORDER BY ts, exchange_id
+    LIMIT CAST($limit AS BIGINT)
 ),
 e AS (
     SELECT exchange_id, chain_id, ts, outcome, http_status, error_class
