@@ -91,7 +91,7 @@ func (a *API) inputRequired(c *gin.Context)       { question(a, a.store.InputReq
 
 // Breakdown groups and buckets of /api/v1/outcomes.
 var (
-	groupBys = []string{"server", "client", "tool", "method", "layer", "outcome"}
+	groupBys = []string{"server", "client", "tool", "method", "error_class", "layer", "outcome"}
 	buckets  = map[string]time.Duration{"1m": time.Minute, "5m": 5 * time.Minute, "1h": time.Hour, "1d": 24 * time.Hour}
 )
 
@@ -110,7 +110,7 @@ func (a *API) outcomes(c *gin.Context) {
 		return
 	}
 	bp.Bucket = buckets[bucket]
-	// The store groups by server, client, tool or method; every row
+	// The store groups by server, client, tool, method or error class; every row
 	// carries its layer and outcome, so those groups are the ungrouped
 	// rows keyed here.
 	bp.GroupBy = groupBy

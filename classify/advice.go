@@ -87,3 +87,11 @@ func rpcAdvice(c ErrorClass) (Advice, bool, bool) {
 	}
 	return AdviceFixRequest, true, false
 }
+
+// AdviceOf returns the retry advice the classifier gives an exchange with
+// this outcome and error class: the advice depends on nothing else, so a
+// count by outcome and class can say it without reading the exchanges.
+func AdviceOf(o Outcome, c ErrorClass) Advice {
+	advice, _, _ := adviceFor(&Result{Outcome: o, ErrorClass: c})
+	return advice
+}

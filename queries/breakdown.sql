@@ -1,6 +1,7 @@
 -- Exchanges by layer and outcome, per time bucket and group. bucket_s = 0
 -- makes one bucket that starts at {from}; group_by is '', 'server',
--- 'client', 'tool' or 'method' ('' puts every exchange in one group).
+-- 'client', 'tool', 'method' or 'error_class' ('' puts every exchange in
+-- one group).
 SELECT if({bucket_s:UInt32} = 0, {from:DateTime64(3, 'UTC')},
           toStartOfInterval(ts, toIntervalSecond(greatest({bucket_s:UInt32}, 1)))) AS bucket,
        CASE {group_by:String}
@@ -8,11 +9,12 @@ SELECT if({bucket_s:UInt32} = 0, {from:DateTime64(3, 'UTC')},
            WHEN 'client' THEN client_name
            WHEN 'tool' THEN tool_name
            WHEN 'method' THEN method
+           WHEN 'error_class' THEN error_class
            ELSE ''
        END AS group_key,
        layer, outcome, count() AS exchanges_n
 FROM (
-    SELECT exchange_id, ts, server, client_name, tool_name, method, layer, outcome
+    SELECT exchange_id, ts, server, client_name, tool_name, method, error_class, layer, outcome
     FROM exchanges
     WHERE toStartOfHour(ts) >= toStartOfHour({from:DateTime64(3, 'UTC')}) AND toStartOfHour(ts) < {to:DateTime64(3, 'UTC')}
       AND ts >= {from:DateTime64(3, 'UTC')} AND ts < {to:DateTime64(3, 'UTC')}

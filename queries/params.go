@@ -64,6 +64,9 @@ const (
 	GroupClient = "client"
 	GroupTool   = "tool"
 	GroupMethod = "method"
+	// GroupErrorClass groups a breakdown by error class ('' for the
+	// exchanges that have none); leaderboards do not take it.
+	GroupErrorClass = "error_class"
 )
 
 // BreakdownParams selects a breakdown. Bucket 0 makes one bucket over the

@@ -126,7 +126,7 @@ func (q *Questions) Breakdown(ctx context.Context, p BreakdownParams) ([]Breakdo
 	if err != nil {
 		return nil, err
 	}
-	if err := oneOf("group_by", p.GroupBy, GroupNone, GroupServer, GroupClient, GroupTool, GroupMethod); err != nil {
+	if err := oneOf("group_by", p.GroupBy, GroupNone, GroupServer, GroupClient, GroupTool, GroupMethod, GroupErrorClass); err != nil {
 		return nil, err
 	}
 	if p.Bucket < 0 || p.Bucket%time.Second != 0 || p.Bucket > 366*24*time.Hour {

@@ -3,14 +3,23 @@ package web_test
 import (
 	"archive/tar"
 	"compress/gzip"
+	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
+	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcplens/mcplens/api"
+	"github.com/mcplens/mcplens/api/apitest"
+	"github.com/mcplens/mcplens/schema"
+	"github.com/mcplens/mcplens/store/duckstore"
 	"github.com/mcplens/mcplens/web"
 )
 
@@ -301,6 +310,47 @@ func TestPagesCount(t *testing.T) {
 		if !strings.Contains(page, fmt.Sprintf("<b>%d</b> failed", failures)) {
 			t.Errorf("server %s: page does not count %d failures", name, failures)
 		}
+		checkClasses(t, name, page, facts, true)
+	}
+}
+
+// classRowRE is one row of a subject page's error class table.
+var classRowRE = regexp.MustCompile(`<tr>\n<td>([A-Z_]+)</td><td><a href="[^"]*">([A-Z_]*)</a>.*?</td>\n<td class="n">([0-9,]+)</td>\n<td><code>([A-Z_]*)</code>`)
+
+// checkClasses: the server page's error class table holds every failing
+// (outcome, class) of the server with its exact count and, with
+// classified exchanges (not generated ones), the retry advice they were
+// classified with.
+func checkClasses(t *testing.T, server, page string, facts corpusFacts, classified bool) {
+	t.Helper()
+	type key struct{ outcome, class string }
+	want := map[key]int{}
+	advice := map[key]map[string]bool{}
+	for _, x := range facts.byID {
+		if x.Server != server || !failed(string(x.Outcome)) {
+			continue
+		}
+		k := key{string(x.Outcome), string(x.ErrorClass)}
+		want[k]++
+		if advice[k] == nil {
+			advice[k] = map[string]bool{}
+		}
+		advice[k][string(x.RetryAdvice)] = true
+	}
+	got := map[key]int{}
+	for _, m := range classRowRE.FindAllStringSubmatch(page, -1) {
+		k := key{m[1], m[2]}
+		n, err := strconv.Atoi(strings.ReplaceAll(m[3], ",", ""))
+		if err != nil {
+			t.Fatalf("server %s: class row %q: %v", server, m[0], err)
+		}
+		got[k] = n
+		if classified && len(advice[k]) == 1 && !advice[k][m[4]] {
+			t.Errorf("server %s: %s/%s advice %s, its exchanges say %v", server, k.outcome, k.class, m[4], advice[k])
+		}
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("server %s: error classes %v, want %v", server, got, want)
 	}
 }
 
@@ -338,4 +388,60 @@ func TestShort(t *testing.T) {
 	f(strings.Repeat("a", 161), strings.Repeat("a", 160)+"…")
 	// Never in the middle of a character.
 	f(strings.Repeat("a", 159)+"é"+"b", strings.Repeat("a", 159)+"…")
+}
+
+// recorder keeps what a store is given.
+type recorder struct {
+	apitest.Writer
+	exchanges []schema.Exchange
+}
+
+func (r *recorder) Write(ctx context.Context, b *schema.Batch) error {
+	r.exchanges = append(r.exchanges, b.Exchanges...)
+	return r.Writer.Write(ctx, b)
+}
+
+// TestClassesExact: a server page counts every exchange of each error
+// class, also where one failing outcome has hundreds of them (the page
+// once counted the classes among the first 200 of each outcome).
+func TestClassesExact(t *testing.T) {
+	ctx := context.Background()
+	store, err := duckstore.Open(ctx, filepath.Join(t.TempDir(), "gen.duckdb"), duckstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
+	from := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	rec := &recorder{Writer: store}
+	if err := apitest.Generate(ctx, rec, apitest.GenerateConfig{Exchanges: 100_000, From: from, Span: 24 * time.Hour, Seed: 7, Batch: 10_000}); err != nil {
+		t.Fatal(err)
+	}
+	// The server with the most exchanges of one failing outcome.
+	per := map[[2]string]int{}
+	server, most := "", 0
+	for _, x := range rec.exchanges {
+		if !failed(string(x.Outcome)) {
+			continue
+		}
+		k := [2]string{x.Server, string(x.Outcome)}
+		if per[k]++; per[k] > most {
+			server, most = x.Server, per[k]
+		}
+	}
+	if most <= 200 {
+		t.Fatalf("the generated store has at most %d exchanges of one failing outcome on a server; the test needs more than 200", most)
+	}
+	s := startSite(t, store)
+	v := s.visitor()
+	v.login(readToken)
+	rng := url.Values{"name": {server}, "from": {from.Format(time.RFC3339)}, "to": {from.Add(24 * time.Hour).Format(time.RFC3339)}}
+	code, page := v.get("/server?" + rng.Encode())
+	if code != http.StatusOK {
+		t.Fatalf("server page: %d\n%.400s", code, page)
+	}
+	facts := corpusFacts{byID: map[string]schema.Exchange{}}
+	for _, x := range rec.exchanges {
+		facts.byID[x.ExchangeID] = x
+	}
+	checkClasses(t, server, page, facts, false)
 }

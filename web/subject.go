@@ -6,6 +6,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/mcplens/mcplens/classify"
 	"github.com/mcplens/mcplens/queries"
 )
 
@@ -21,18 +22,17 @@ var (
 	dimClient = dim{"client", "Clients", "/client", "client", "/api/v1/clients"}
 )
 
-// classSample is how many exchanges of each failing outcome the error
-// class table reads.
-const classSample = 200
+// recentFailures is how many of the latest exchanges of each failing
+// outcome the page lists (and takes its class examples from).
+const recentFailures = 5
 
-// classRow is one error class of a subject's failures.
+// classRow is one error class of a subject's failures: its exact count in
+// the range, the advice the classifier gives it, and an example among the
+// latest failures when one has the class.
 type classRow struct {
 	Outcome, Class, Advice string
-	// N counts the class among the Sampled exchanges of the outcome;
-	// OutcomeN is the outcome's exact count, so N is exact when Sampled
-	// equals it.
-	N, Sampled, OutcomeN int64
-	Href, ExampleHref    string
+	N                      int64
+	Href, ExampleHref      string
 }
 
 type subjectPage struct {
@@ -40,7 +40,6 @@ type subjectPage struct {
 	Totals              totals
 	Failed, OK          chart
 	Classes             []classRow
-	Sample              int
 	Failures            []queries.SearchRow
 	Boards              []board
 	RPCErrors           []queries.RPCErrorServer
@@ -64,7 +63,7 @@ func (v *View) subject(d dim) http.HandlerFunc {
 		rng, tr := rangeOf(r)
 		pinned, span := v.pin(rng)
 		abs := params(pinned, d.filter, name)
-		p := subjectPage{Dim: d.name, Name: name, Keep: rng, Sample: classSample}
+		p := subjectPage{Dim: d.name, Name: name, Keep: rng}
 		p.AllHref = "/exchanges?" + params(rng, d.filter, name).Encode()
 		if d == dimServer {
 			p.BundleHref = "/bundle?" + params(rng, "server", name).Encode()
@@ -83,7 +82,8 @@ func (v *View) subject(d dim) http.HandlerFunc {
 		)
 		c := v.calls(r)
 		ask := c.get
-		ask("/api/v1/outcomes", params(abs, "group_by", "outcome", "limit", v.limit(100)), &first)
+		// By error class: the totals and the class table from one count.
+		ask("/api/v1/outcomes", params(abs, "group_by", "error_class", "limit", v.limit(1000)), &first)
 		c.do(func(r *http.Request) error {
 			var err error
 			step, err = v.breakdown(r, abs, span, &breakdown)
@@ -119,27 +119,27 @@ func (v *View) subject(d dim) http.HandlerFunc {
 		}
 		resolved(&tr, first.From, first.To)
 		p.Totals = countRows(first.Rows)
-		// The error classes: a sample of each failing outcome.
+		// The latest failures of each failing outcome.
 		var failing []outcomeCount
 		for _, oc := range p.Totals.ByOutcome {
 			if oc.Failed {
 				failing = append(failing, oc)
 			}
 		}
-		samples := make([]list[queries.SearchRow], len(failing))
+		latest := make([]list[queries.SearchRow], len(failing))
 		c = v.calls(r)
 		for i, oc := range failing {
-			c.get("/api/v1/exchanges", params(abs, "outcome", oc.Outcome, "limit", v.limit(classSample)), &samples[i])
+			c.get("/api/v1/exchanges", params(abs, "outcome", oc.Outcome, "limit", v.limit(recentFailures)), &latest[i])
 		}
 		if err := c.wait(); err != nil {
 			v.fail(w, r, err)
 			return
 		}
 		p.Failed, p.OK = charts(breakdown.Rows, first.From, first.To, step)
-		for i, oc := range failing {
-			p.Classes = append(p.Classes, classesOf(oc, samples[i].Rows, rng, d, name)...)
-			p.Failures = append(p.Failures, samples[i].Rows[:min(5, len(samples[i].Rows))]...)
+		for i := range failing {
+			p.Failures = append(p.Failures, latest[i].Rows...)
 		}
+		p.Classes = classesOf(first.Rows, p.Failures, rng, d, name)
 		sort.Slice(p.Failures, func(i, j int) bool { return p.Failures[i].TS.After(p.Failures[j].TS) })
 		for i, b := range boards {
 			p.Boards = append(p.Boards, newBoard(boardDims[i], b.Rows, rng, false))
@@ -150,26 +150,44 @@ func (v *View) subject(d dim) http.HandlerFunc {
 	}
 }
 
-// classesOf counts the error classes among the sampled exchanges of one
-// failing outcome.
-func classesOf(oc outcomeCount, rows []queries.SearchRow, rng url.Values, d dim, name string) []classRow {
-	by := map[string]*classRow{}
-	var order []string
+// classesOf lists the error classes of the failing outcomes of a
+// breakdown by error class, most frequent first, each with an example
+// from the latest failures when one of them has it.
+func classesOf(rows []breakdownRow, latest []queries.SearchRow, rng url.Values, d dim, name string) []classRow {
+	type key struct{ outcome, class string }
+	by := map[key]*classRow{}
 	for _, r := range rows {
-		c := by[r.ErrorClass]
-		if c == nil {
-			c = &classRow{Outcome: oc.Outcome, Class: r.ErrorClass, Advice: r.RetryAdvice, OutcomeN: oc.N, Sampled: int64(len(rows)),
-				Href:        "/exchanges?" + params(rng, d.filter, name, "outcome", oc.Outcome, "error_class", r.ErrorClass).Encode(),
-				ExampleHref: link("/exchange", "id", r.ExchangeID)}
-			by[r.ErrorClass] = c
-			order = append(order, r.ErrorClass)
+		if okOutcomes[r.Outcome] {
+			continue
 		}
-		c.N++
+		k := key{r.Outcome, r.GroupKey}
+		c := by[k]
+		if c == nil {
+			c = &classRow{Outcome: r.Outcome, Class: r.GroupKey,
+				Advice: string(classify.AdviceOf(classify.Outcome(r.Outcome), classify.ErrorClass(r.GroupKey))),
+				Href:   "/exchanges?" + params(rng, d.filter, name, "outcome", r.Outcome, "error_class", r.GroupKey).Encode()}
+			by[k] = c
+		}
+		c.N += r.Exchanges
 	}
-	out := make([]classRow, 0, len(order))
-	for _, k := range order {
-		out = append(out, *by[k])
+	for _, e := range latest {
+		if c := by[key{e.Outcome, e.ErrorClass}]; c != nil && c.ExampleHref == "" {
+			c.ExampleHref = link("/exchange", "id", e.ExchangeID)
+		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].N > out[j].N })
+	out := make([]classRow, 0, len(by))
+	for _, c := range by {
+		out = append(out, *c)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.N != b.N {
+			return a.N > b.N
+		}
+		if a.Outcome != b.Outcome {
+			return a.Outcome < b.Outcome
+		}
+		return a.Class < b.Class
+	})
 	return out
 }

@@ -5,11 +5,12 @@ SELECT if(CAST($bucket_s AS BIGINT) = 0, CAST($from AS TIMESTAMP),
            WHEN 'client' THEN client_name
            WHEN 'tool' THEN tool_name
            WHEN 'method' THEN method
+           WHEN 'error_class' THEN error_class
            ELSE ''
        END AS group_key,
        layer, outcome, count(*) AS exchanges_n
 FROM (
-    SELECT exchange_id, ts, server, client_name, tool_name, method, layer, outcome
+    SELECT exchange_id, ts, server, client_name, tool_name, method, error_class, layer, outcome
     FROM exchanges
     WHERE date_trunc('hour', ts) >= date_trunc('hour', CAST($from AS TIMESTAMP)) AND date_trunc('hour', ts) < CAST($to AS TIMESTAMP)
       AND ts >= CAST($from AS TIMESTAMP) AND ts < CAST($to AS TIMESTAMP)
