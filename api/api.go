@@ -64,7 +64,8 @@ type route struct {
 // a limit, and the dimension filters the store can apply to it.
 var (
 	pWindow    = []string{"from", "to", "limit"}
-	pServer    = with(pWindow, "server")
+	pServer    = with(pWindow, "server", "evidence")
+	pBundle    = with(pWindow, "server")
 	pClient    = with(pServer, "client")
 	pTool      = with(pServer, "tool")
 	pAllDims   = with(pClient, "tool")
@@ -121,7 +122,7 @@ func New(cfg Config, deps Deps) (*API, error) {
 		{"/api/v1/exchanges", ScopeRead, pExchanges, a.exchanges},
 		{"/api/v1/exchanges/{id}", ScopeRead, nil, a.exchange},
 		{"/api/v1/sessions/{id}/timeline", ScopeRead, pTimeline, a.sessionTimeline},
-		{"/api/v1/incidents/bundle", ScopeBodies, pServer, a.bundle},
+		{"/api/v1/incidents/bundle", ScopeBodies, pBundle, a.bundle},
 	}
 	a.engine = a.router()
 	if a.view, err = a.viewRouter(); err != nil {

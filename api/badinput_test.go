@@ -39,6 +39,9 @@ func TestBadInput(t *testing.T) {
 		{"unknown outcome", "/api/v1/exchanges?outcome=FINE", []string{"outcome"}},
 		{"unknown layer", "/api/v1/exchanges?layer=physical", []string{"layer"}},
 		{"unknown error class", "/api/v1/exchanges?error_class=OOPS", []string{"error_class"}},
+		{"unknown evidence", "/api/v1/servers?evidence=full", []string{"evidence"}},
+		{"evidence in another case", "/api/v1/questions/stream-cuts?evidence=Envelope", []string{"evidence"}},
+		{"empty evidence", "/api/v1/exchanges?evidence=", []string{"evidence"}},
 		{"filter too long", "/api/v1/exchanges?server=" + long, []string{"server"}},
 		{"control character", "/api/v1/exchanges?q=a%00b", []string{"q"}},
 		{"invalid UTF-8", "/api/v1/exchanges?client=%ff", []string{"client"}},
@@ -78,7 +81,7 @@ func TestGoodInput(t *testing.T) {
 	for _, q := range []string{
 		"", "from=now", "from=-15m", "from=-1h", "from=-7d", "from=-2w&to=now", "from=-90s", "from=-1h30m",
 		"from=2026-11-03T00:00:00%2B01:00&to=2026-11-03T12:00:00.123456Z", "to=-1d", "limit=1", "limit=1000",
-		"from=-31d", "server=", "order_by=p99",
+		"from=-31d", "server=", "order_by=p99", "evidence=bodies", "evidence=envelope", "evidence=status_only",
 	} {
 		if q == "from=now" {
 			q = "from=now&to=2026-12-01T00:00:00Z"

@@ -70,23 +70,23 @@ func apiRequest(query string, c confCase) string {
 	a := c.Args
 	switch query {
 	case "http200_rpc_errors":
-		return "/api/v1/questions/http200-jsonrpc-errors?" + caseQuery(a, "server").Encode()
+		return "/api/v1/questions/http200-jsonrpc-errors?" + caseQuery(a, "server", "evidence").Encode()
 	case "unknown_side_effect_retries":
 		// The API looks for earlier attempts the store's default hour back.
 		if a["chain_from"] != shiftHour(a["from"].(string)) {
 			return ""
 		}
-		return "/api/v1/questions/unknown-side-effect-retries?" + caseQuery(a, "server", "client", "tool").Encode()
+		return "/api/v1/questions/unknown-side-effect-retries?" + caseQuery(a, "server", "evidence", "client", "tool").Encode()
 	case "client_disagreements":
-		return "/api/v1/questions/client-disagreements?" + caseQuery(a, "server", "client").Encode()
+		return "/api/v1/questions/client-disagreements?" + caseQuery(a, "server", "evidence", "client").Encode()
 	case "rate_limits":
-		return "/api/v1/questions/rate-limits?" + caseQuery(a, "server", "client").Encode()
+		return "/api/v1/questions/rate-limits?" + caseQuery(a, "server", "evidence", "client").Encode()
 	case "stream_cuts":
-		return "/api/v1/questions/stream-cuts?" + caseQuery(a, "server").Encode()
+		return "/api/v1/questions/stream-cuts?" + caseQuery(a, "server", "evidence").Encode()
 	case "input_required":
-		return "/api/v1/questions/input-required?" + caseQuery(a, "server", "tool").Encode()
+		return "/api/v1/questions/input-required?" + caseQuery(a, "server", "evidence", "tool").Encode()
 	case "breakdown":
-		q := caseQuery(a, "server", "client", "tool", "method", "group_by")
+		q := caseQuery(a, "server", "evidence", "client", "tool", "method", "group_by")
 		bucket, ok := map[float64]string{0: "", 60: "1m", 300: "5m", 3600: "1h", 86400: "1d"}[a["bucket_s"].(float64)]
 		if !ok {
 			return ""
@@ -96,13 +96,13 @@ func apiRequest(query string, c confCase) string {
 		}
 		return "/api/v1/outcomes?" + q.Encode()
 	case "leaderboard":
-		q := caseQuery(a, "server", "client", "order_by")
+		q := caseQuery(a, "server", "evidence", "client", "order_by")
 		return "/api/v1/" + map[string]string{"server": "servers", "client": "clients", "tool": "tools"}[a["group_by"].(string)] + "?" + q.Encode()
 	case "search":
 		if a["after_id"] != "" {
 			return ""
 		}
-		q := caseQuery(a, "server", "client", "tool", "method", "outcome", "layer", "error_class")
+		q := caseQuery(a, "server", "evidence", "client", "tool", "method", "outcome", "layer", "error_class")
 		if like := a["q_like"].(string); like != "" {
 			q.Set("q", strings.NewReplacer("!%", "%", "!_", "_", "!!", "!").Replace(strings.Trim(like, "%")))
 		}

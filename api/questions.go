@@ -29,13 +29,14 @@ func newList[T any](f queries.Filter, rows []T, limitRows int) listBody[T] {
 }
 
 // filter reads from, to, limit and the dimension filters (server, client,
-// tool, method; checkParams has rejected the ones the route does not
-// take).
+// tool, method, evidence; checkParams has rejected the ones the route does
+// not take).
 func (a *API) filter(p *reqParams) queries.Filter {
 	var f queries.Filter
 	f.From, f.To = p.window(a.now(), a.cfg.DefaultWindow, a.cfg.MaxSpan)
 	f.Limit = p.limit(a.cfg.defaultLimit(), a.cfg.MaxLimit)
 	f.Server, f.Client, f.Tool, f.Method = p.text("server"), p.text("client"), p.text("tool"), p.text("method")
+	f.Evidence = p.oneOf("evidence", "", queries.EvidenceLevels...)
 	return f
 }
 

@@ -64,7 +64,7 @@ func (a *API) searchSession(ctx context.Context, sp queries.SearchParams, sessio
 		return (sp.Server == "" || r.Server == sp.Server) && (sp.Client == "" || r.ClientName == sp.Client) &&
 			(sp.Tool == "" || r.ToolName == sp.Tool) && (sp.Method == "" || r.Method == sp.Method) &&
 			(sp.Outcome == "" || r.Outcome == sp.Outcome) && (sp.Layer == "" || r.Layer == sp.Layer) &&
-			(sp.ErrorClass == "" || r.ErrorClass == sp.ErrorClass) &&
+			(sp.ErrorClass == "" || r.ErrorClass == sp.ErrorClass) && (sp.Evidence == "" || r.Evidence == sp.Evidence) &&
 			(q == "" || strings.Contains(strings.ToLower(r.ErrorMessage), q))
 	}
 	var out []queries.SearchRow
@@ -107,6 +107,6 @@ func searchRow(r *queries.TimelineRow, session string) queries.SearchRow {
 		ClientName: r.ClientName, SessionID: session, Method: r.Method, ToolName: r.ToolName,
 		HTTPStatus: r.HTTPStatus, Layer: r.Layer, Outcome: r.Outcome, ErrorClass: r.ErrorClass,
 		JSONRPCCode: r.JSONRPCCode, ErrorMessage: r.ErrorMessage, RetryAdvice: r.RetryAdvice,
-		Attempt: r.Attempt, ChainID: r.ChainID,
+		Attempt: r.Attempt, ChainID: r.ChainID, Evidence: r.Evidence,
 	}
 }

@@ -177,6 +177,8 @@ func classCases() []classCase {
 		{"client abort", sse("", StreamCut, "client_abort"), want{outcome: StreamIncomplete, class: ClientAbort}},
 		{"server abort", sse("id: 1\ndata:\n\n", StreamCut, "server_abort"), want{outcome: StreamIncomplete, class: ServerAbort}},
 		{"ended without final", sse("id: 1\ndata:\n\n", StreamComplete, "eof"), want{outcome: StreamIncomplete, class: StreamEndedEarly}},
+		// a record without bodies
+		{"status only 2xx", Exchange{HTTPMethod: "POST", Status: 200, Evidence: EvidenceStatusOnly}, want{outcome: Unverified, known: no()}},
 	}
 }
 

@@ -27,7 +27,7 @@ func Classify(ex *Exchange) Result {
 	defer parsers.Put(pq)
 	defer parsers.Put(pr)
 
-	var r Result
+	r := Result{Evidence: ex.Evidence.Level()}
 	q := parseRequest(pq, ex.RequestBody)
 	describeRequest(&q, ex.RequestHeaders, &r)
 	r.ContentType = mediaType(ex.ResponseHeaders.Get("content-type"))

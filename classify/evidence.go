@@ -23,6 +23,16 @@ const (
 	EvidenceStatusOnly Evidence = "status_only"
 )
 
+// Level is the evidence level a record is classified with: envelope or
+// status_only as given, bodies for anything else (the zero value, or a
+// level this version does not know, whose record is read for its bodies).
+func (e Evidence) Level() Evidence {
+	if e == EvidenceEnvelope || e == EvidenceStatusOnly {
+		return e
+	}
+	return EvidenceBodies
+}
+
 // Unverified is the outcome of a 2xx exchange whose record cannot show
 // whether the call succeeded: a status-only record, or an envelope
 // record that names neither an error nor success.
@@ -54,7 +64,6 @@ type Envelope struct {
 // or invalid: that needs bodies.
 func (c *classifier) metadata() {
 	ex, r := c.ex, c.r
-	r.Evidence = ex.Evidence
 	env := ex.Envelope
 	if env != nil {
 		r.Method = cmp.Or(r.Method, env.Method)

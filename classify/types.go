@@ -95,7 +95,7 @@ const (
 var Outcomes = []Outcome{
 	Success, ToolSuccess, ToolError, InputRequired, Accepted, HTTPError,
 	TransportError, NoResponse, JSONRPCError, MalformedJSON, InvalidEnvelope,
-	InvalidToolResult, StreamIncomplete, UnexpectedResponse, Cancelled,
+	InvalidToolResult, StreamIncomplete, UnexpectedResponse, Cancelled, Unverified,
 }
 
 // Layer returns the layer an outcome belongs to.
@@ -199,9 +199,10 @@ type Result struct {
 	// Rule names the rule that decided the outcome: the evidence a
 	// postmortem quotes.
 	Rule string `json:"rule"`
-	// Evidence is how much the record held (empty: bodies); stored in
-	// schema.Exchange.Evidence.
-	Evidence Evidence `json:"-"`
+	// Evidence is how much the record held: bodies, envelope or
+	// status_only (Classify always names one; a stored row written before
+	// the evidence column may read '' for unknown).
+	Evidence Evidence `json:"evidence"`
 
 	JSONRPCID       string    `json:"jsonrpc_id"`
 	Method          string    `json:"method"`

@@ -9,6 +9,7 @@ FROM (
       AND ts >= {from:DateTime64(3, 'UTC')} AND ts < {to:DateTime64(3, 'UTC')}
       AND client_disagrees
       AND ({server:String} = '' OR server = {server:String})
+      AND ({evidence:String} = '' OR evidence = {evidence:String})
       AND ({client:String} = '' OR client_name = {client:String})
     LIMIT 1 BY exchange_id
 )

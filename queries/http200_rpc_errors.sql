@@ -8,6 +8,7 @@ WITH x AS (
       AND ts >= {from:DateTime64(3, 'UTC')} AND ts < {to:DateTime64(3, 'UTC')}
       AND http_status = 200
       AND ({server:String} = '' OR server = {server:String})
+      AND ({evidence:String} = '' OR evidence = {evidence:String})
     LIMIT 1 BY exchange_id
 ),
 totals AS (

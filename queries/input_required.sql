@@ -9,6 +9,7 @@ WITH asked AS (
       AND ts >= {from:DateTime64(3, 'UTC')} AND ts < {to:DateTime64(3, 'UTC')}
       AND outcome = 'INPUT_REQUIRED'
       AND ({server:String} = '' OR server = {server:String})
+      AND ({evidence:String} = '' OR evidence = {evidence:String})
       AND ({tool:String} = '' OR tool_name = {tool:String})
     LIMIT 1 BY exchange_id
 ),

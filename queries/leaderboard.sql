@@ -22,6 +22,7 @@ WITH x AS (
         WHERE toStartOfHour(ts) >= toStartOfHour({from:DateTime64(3, 'UTC')}) AND toStartOfHour(ts) < {to:DateTime64(3, 'UTC')}
           AND ts >= {from:DateTime64(3, 'UTC')} AND ts < {to:DateTime64(3, 'UTC')}
           AND ({server:String} = '' OR server = {server:String})
+          AND ({evidence:String} = '' OR evidence = {evidence:String})
           AND ({client:String} = '' OR client_name = {client:String})
           AND ({group_by:String} != 'tool' OR method = 'tools/call')
         LIMIT 1 BY exchange_id

@@ -4,9 +4,12 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mcplens/mcplens/classify"
 )
 
 // Limits of a listing.
@@ -26,7 +29,15 @@ type Filter struct {
 	Client string    `json:"client"`
 	Tool   string    `json:"tool"`
 	Method string    `json:"method"`
-	Limit  int       `json:"limit"`
+	// Evidence keeps the exchanges whose record held that much:
+	// bodies, envelope or status_only (classify.Evidence); "" keeps all.
+	Evidence string `json:"evidence"`
+	Limit    int    `json:"limit"`
+}
+
+// EvidenceLevels are the values of Filter.Evidence, "" aside.
+var EvidenceLevels = []string{
+	string(classify.EvidenceBodies), string(classify.EvidenceEnvelope), string(classify.EvidenceStatusOnly),
 }
 
 // ErrInvalid is wrapped by errors about invalid question parameters, which
@@ -45,6 +56,9 @@ func (f Filter) normalized(now func() time.Time) (Filter, error) {
 	f.From, f.To = ms(f.From), ms(f.To)
 	if !f.From.Before(f.To) {
 		return f, fmt.Errorf("%w: from %s is not before to %s", ErrInvalid, f.From.Format(time.RFC3339Nano), f.To.Format(time.RFC3339Nano))
+	}
+	if f.Evidence != "" && !slices.Contains(EvidenceLevels, f.Evidence) {
+		return f, fmt.Errorf("%w: evidence %q: want one of %s", ErrInvalid, f.Evidence, strings.Join(EvidenceLevels, ", "))
 	}
 	switch {
 	case f.Limit == 0:

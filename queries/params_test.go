@@ -43,6 +43,8 @@ func TestFilterNormalized(t *testing.T) {
 		{From: now.Add(time.Hour), To: now},
 		{Limit: -1},
 		{Limit: MaxLimit + 1},
+		{Evidence: "body"},
+		{Evidence: "Bodies"},
 	} {
 		if _, err := bad.normalized(func() time.Time { return now }); !errors.Is(err, ErrInvalid) {
 			t.Errorf("%+v: err %v, want ErrInvalid", bad, err)
@@ -52,14 +54,14 @@ func TestFilterNormalized(t *testing.T) {
 
 func TestCheckArgs(t *testing.T) {
 	q := Get("stream_cuts")
-	ok := Args{"from": time.Now(), "to": time.Now(), "server": "", "limit": 10}
+	ok := Args{"from": time.Now(), "to": time.Now(), "server": "", "evidence": "", "limit": 10}
 	if err := q.Check(ok); err != nil {
 		t.Fatal(err)
 	}
 	for name, a := range map[string]Args{
 		"missing":  {"from": time.Now(), "to": time.Now(), "limit": 10},
-		"unknown":  {"from": time.Now(), "to": time.Now(), "server": "", "limit": 10, "tool": ""},
-		"mistyped": {"from": "yesterday", "to": time.Now(), "server": "", "limit": 10},
+		"unknown":  {"from": time.Now(), "to": time.Now(), "server": "", "evidence": "", "limit": 10, "tool": ""},
+		"mistyped": {"from": "yesterday", "to": time.Now(), "server": "", "evidence": "", "limit": 10},
 	} {
 		if err := q.Check(a); !errors.Is(err, ErrArgs) {
 			t.Errorf("%s: Check = %v, want ErrArgs", name, err)
@@ -69,11 +71,11 @@ func TestCheckArgs(t *testing.T) {
 
 func TestClickHouseParams(t *testing.T) {
 	q := Get("stream_cuts")
-	p, err := q.ClickHouseParams(Args{"from": time.Date(2026, 11, 2, 9, 0, 0, 5e6, time.FixedZone("x", 3600)), "to": time.Date(2026, 11, 3, 0, 0, 0, 0, time.UTC), "server": "a'b", "limit": 7})
+	p, err := q.ClickHouseParams(Args{"from": time.Date(2026, 11, 2, 9, 0, 0, 5e6, time.FixedZone("x", 3600)), "to": time.Date(2026, 11, 3, 0, 0, 0, 0, time.UTC), "server": "a'b", "evidence": "envelope", "limit": 7})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"from": "2026-11-02 08:00:00.005", "to": "2026-11-03 00:00:00.000", "server": "a'b", "limit": "7"}
+	want := map[string]string{"from": "2026-11-02 08:00:00.005", "to": "2026-11-03 00:00:00.000", "server": "a'b", "evidence": "envelope", "limit": "7"}
 	for k, v := range want {
 		if p[k] != v {
 			t.Errorf("%s = %q, want %q", k, p[k], v)

@@ -79,13 +79,21 @@ func rangeArgs(f Filter) Args {
 	return Args{"from": f.From, "to": f.To, "limit": f.Limit}
 }
 
+// filterArgs are rangeArgs and the evidence filter, which every question
+// over exchanges takes.
+func filterArgs(f Filter) Args {
+	a := rangeArgs(f)
+	a["evidence"] = f.Evidence
+	return a
+}
+
 // HTTP200RPCErrors implements Store.
 func (q *Questions) HTTP200RPCErrors(ctx context.Context, f Filter) ([]RPCErrorServer, error) {
 	f, err := f.normalized(q.now)
 	if err != nil {
 		return nil, err
 	}
-	a := rangeArgs(f)
+	a := filterArgs(f)
 	a["server"] = f.Server
 	rows, err := run[RPCErrorRow](ctx, q.e, "http200_rpc_errors", a)
 	if err != nil {
@@ -114,7 +122,7 @@ func (q *Questions) UnknownSideEffectRetries(ctx context.Context, p RetriesParam
 	if p.ChainWindow < 0 {
 		return nil, fmt.Errorf("%w: negative chain window", ErrInvalid)
 	}
-	a := rangeArgs(f)
+	a := filterArgs(f)
 	a["chain_from"] = ms(f.From.Add(-p.ChainWindow))
 	a["server"], a["client"], a["tool"] = f.Server, f.Client, f.Tool
 	return run[UnknownRetry](ctx, q.e, "unknown_side_effect_retries", a)
@@ -132,7 +140,7 @@ func (q *Questions) Breakdown(ctx context.Context, p BreakdownParams) ([]Breakdo
 	if p.Bucket < 0 || p.Bucket%time.Second != 0 || p.Bucket > 366*24*time.Hour {
 		return nil, fmt.Errorf("%w: bucket %s: want whole seconds up to a year", ErrInvalid, p.Bucket)
 	}
-	a := rangeArgs(f)
+	a := filterArgs(f)
 	a["bucket_s"] = int64(p.Bucket / time.Second)
 	a["group_by"] = p.GroupBy
 	a["server"], a["client"], a["tool"], a["method"] = f.Server, f.Client, f.Tool, f.Method
@@ -155,7 +163,7 @@ func (q *Questions) Leaderboard(ctx context.Context, p LeaderboardParams) ([]Lea
 		oneOf("order_by", p.OrderBy, OrderVolume, OrderErrors, OrderP99)); err != nil {
 		return nil, err
 	}
-	a := rangeArgs(f)
+	a := filterArgs(f)
 	a["group_by"], a["order_by"] = p.GroupBy, p.OrderBy
 	a["server"], a["client"] = f.Server, f.Client
 	return run[LeaderboardRow](ctx, q.e, "leaderboard", a)
@@ -167,7 +175,7 @@ func (q *Questions) ClientDisagreements(ctx context.Context, f Filter) ([]Disagr
 	if err != nil {
 		return nil, err
 	}
-	a := rangeArgs(f)
+	a := filterArgs(f)
 	a["server"], a["client"] = f.Server, f.Client
 	return run[DisagreementRow](ctx, q.e, "client_disagreements", a)
 }
@@ -178,7 +186,7 @@ func (q *Questions) RateLimits(ctx context.Context, f Filter) ([]RateLimitRow, e
 	if err != nil {
 		return nil, err
 	}
-	a := rangeArgs(f)
+	a := filterArgs(f)
 	a["server"], a["client"] = f.Server, f.Client
 	return run[RateLimitRow](ctx, q.e, "rate_limits", a)
 }
@@ -189,7 +197,7 @@ func (q *Questions) StreamCuts(ctx context.Context, f Filter) ([]StreamCutRow, e
 	if err != nil {
 		return nil, err
 	}
-	a := rangeArgs(f)
+	a := filterArgs(f)
 	a["server"] = f.Server
 	return run[StreamCutRow](ctx, q.e, "stream_cuts", a)
 }
@@ -200,7 +208,7 @@ func (q *Questions) InputRequired(ctx context.Context, f Filter) ([]InputRequire
 	if err != nil {
 		return nil, err
 	}
-	a := rangeArgs(f)
+	a := filterArgs(f)
 	a["server"], a["tool"] = f.Server, f.Tool
 	return run[InputRequiredRow](ctx, q.e, "input_required", a)
 }
@@ -301,7 +309,7 @@ func (q *Questions) Search(ctx context.Context, p SearchParams) (Page[SearchRow]
 	if err != nil {
 		return Page[SearchRow]{}, err
 	}
-	a := rangeArgs(f)
+	a := filterArgs(f)
 	a["after_ts"], a["after_id"] = ats, aid
 	a["server"], a["client"], a["tool"], a["method"] = f.Server, f.Client, f.Tool, f.Method
 	a["outcome"], a["layer"], a["error_class"], a["q_like"] = p.Outcome, p.Layer, p.ErrorClass, likePattern(p.Q)

@@ -199,6 +199,7 @@ type TimelineRow struct {
 	RetryOf      string    `json:"retry_of"`
 	Continues    string    `json:"continues"`
 	ChainID      string    `json:"chain_id"`
+	Evidence     string    `json:"evidence"`
 }
 
 // SearchRow is one exchange found by Search.
@@ -220,6 +221,7 @@ type SearchRow struct {
 	RetryAdvice  string    `json:"retry_advice"`
 	Attempt      int64     `json:"attempt"`
 	ChainID      string    `json:"chain_id"`
+	Evidence     string    `json:"evidence"`
 }
 
 // QuarantineRow is one quarantined input line.

@@ -6,12 +6,13 @@
 -- ngram skip index on lowerUTF8(error_message) serves it.
 SELECT exchange_id, ts, duration_ms, server, client_name, session_id, method, tool_name,
        http_status, layer, outcome, error_class, jsonrpc_code, error_message, retry_advice,
-       attempt, chain_id
+       attempt, chain_id, evidence
 FROM exchanges
 WHERE toStartOfHour(ts) >= toStartOfHour({after_ts:DateTime64(3, 'UTC')}) AND toStartOfHour(ts) < {to:DateTime64(3, 'UTC')}
   AND ts >= {from:DateTime64(3, 'UTC')} AND ts < {to:DateTime64(3, 'UTC')}
   AND (ts > {after_ts:DateTime64(3, 'UTC')} OR (ts = {after_ts:DateTime64(3, 'UTC')} AND exchange_id > {after_id:String}))
   AND ({server:String} = '' OR server = {server:String})
+  AND ({evidence:String} = '' OR evidence = {evidence:String})
   AND ({client:String} = '' OR client_name = {client:String})
   AND ({tool:String} = '' OR tool_name = {tool:String})
   AND ({method:String} = '' OR method = {method:String})

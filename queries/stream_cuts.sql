@@ -18,6 +18,7 @@ FROM (
         WHERE toStartOfHour(ts) >= toStartOfHour({from:DateTime64(3, 'UTC')}) AND toStartOfHour(ts) < {to:DateTime64(3, 'UTC')}
           AND ts >= {from:DateTime64(3, 'UTC')} AND ts < {to:DateTime64(3, 'UTC')}
           AND ({server:String} = '' OR server = {server:String})
+          AND ({evidence:String} = '' OR evidence = {evidence:String})
         LIMIT 1 BY exchange_id
     )
     GROUP BY server

@@ -12,6 +12,7 @@ WITH r AS (
       AND ts >= {from:DateTime64(3, 'UTC')} AND ts < {to:DateTime64(3, 'UTC')}
       AND unknown_side_effect_retry
       AND ({server:String} = '' OR server = {server:String})
+      AND ({evidence:String} = '' OR evidence = {evidence:String})
       AND ({client:String} = '' OR client_name = {client:String})
       AND ({tool:String} = '' OR tool_name = {tool:String})
     ORDER BY ts, exchange_id

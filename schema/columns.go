@@ -14,6 +14,8 @@ var (
 		"protocol_version", "content_type", "transport", "sse_events", "batch", "notification",
 		"continuation", "attempt", "retry_of", "retry_origin", "chain_id", "unknown_side_effect_retry",
 		"continues", "client_outcome", "client_disagrees", "no_response_reason",
+		// Added by a later migration (0040), so last in the table.
+		"evidence",
 	}
 	BodyColumns = []string{
 		"exchange_id", "ts", "request_headers", "response_headers", "request_body", "response_body", "truncated",

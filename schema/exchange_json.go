@@ -76,6 +76,7 @@ func (x *Exchange) AppendJSON(b []byte) []byte {
 	flag("outcome_known", r.OutcomeKnown)
 	str("side_effect_risk", string(r.SideEffectRisk))
 	str("rule", r.Rule)
+	str("evidence", string(r.Evidence))
 	str("jsonrpc_id", r.JSONRPCID)
 	str("method", r.Method)
 	str("tool_name", r.ToolName)

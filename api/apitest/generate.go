@@ -106,6 +106,7 @@ func exchange(rng *rand.Rand, i int, ts time.Time, session string, sv, cl int, p
 		Attempt: 1, ChainID: id, RetryOrigin: "none",
 	}
 	e.JSONRPCID = fmt.Sprint(i)
+	e.Evidence = classify.EvidenceBodies
 	e.Transport, e.ContentType = classify.Transport("json"), "application/json"
 	if rng.IntN(10) < 4 {
 		e.Transport, e.ContentType = classify.Transport("sse"), "text/event-stream"

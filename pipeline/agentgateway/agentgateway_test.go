@@ -28,7 +28,7 @@ func TestAccessLog(t *testing.T) {
 	for i, ex := range res.Exchanges {
 		byID[ex.ExchangeID] = i
 	}
-	f := func(id string, outcome classify.Outcome, class classify.ErrorClass, tool, rule string) {
+	f := func(id string, evidence classify.Evidence, outcome classify.Outcome, class classify.ErrorClass, tool, rule string) {
 		t.Helper()
 		i, ok := byID[id]
 		if !ok {
@@ -36,16 +36,17 @@ func TestAccessLog(t *testing.T) {
 			return
 		}
 		ex := res.Exchanges[i]
-		if ex.Outcome != outcome || ex.ErrorClass != class || ex.ToolName != tool || ex.Rule != rule {
-			t.Errorf("%s: %s/%s tool %q rule %s, want %s/%s tool %q rule %s", id, ex.Outcome, ex.ErrorClass, ex.ToolName, ex.Rule, outcome, class, tool, rule)
+		if ex.Outcome != outcome || ex.ErrorClass != class || ex.ToolName != tool || ex.Rule != rule || ex.Evidence != evidence {
+			t.Errorf("%s: %s/%s tool %q rule %s evidence %s, want %s/%s tool %q rule %s evidence %s",
+				id, ex.Outcome, ex.ErrorClass, ex.ToolName, ex.Rule, ex.Evidence, outcome, class, tool, rule, evidence)
 		}
 	}
-	f("ba8e0e8c4138978666eecdc5d494f00a-b9a6ff1a457183f3", classify.ToolSuccess, "", "fetch", "envelope-tool-success")
-	f("1f0c9a8b7e6d5c4b3a29180706f5e4d3-c3b2a1908f7e6d5c", classify.JSONRPCError, classify.UnknownTool, "create_repo", "envelope-jsonrpc-error")
-	f("1f0c9a8b7e6d5c4b3a29180706f5e4d4-c3b2a1908f7e6d5d", classify.ToolError, classify.ToolFailed, "list_issues", "sse-tool-iserror")
-	f("1f0c9a8b7e6d5c4b3a29180706f5e4d5-c3b2a1908f7e6d5e", classify.TransportError, classify.ConnectionRefused, "", "transport-error")
-	f("1f0c9a8b7e6d5c4b3a29180706f5e4d6-c3b2a1908f7e6d5f", classify.Success, "", "", "status_only-http-get")
-	f("1f0c9a8b7e6d5c4b3a29180706f5e4d7-c3b2a1908f7e6d60", classify.HTTPError, classify.RateLimited, "list_issues", "envelope-http-status")
+	f("ba8e0e8c4138978666eecdc5d494f00a-b9a6ff1a457183f3", classify.EvidenceEnvelope, classify.ToolSuccess, "", "fetch", "envelope-tool-success")
+	f("1f0c9a8b7e6d5c4b3a29180706f5e4d3-c3b2a1908f7e6d5c", classify.EvidenceEnvelope, classify.JSONRPCError, classify.UnknownTool, "create_repo", "envelope-jsonrpc-error")
+	f("1f0c9a8b7e6d5c4b3a29180706f5e4d4-c3b2a1908f7e6d5d", classify.EvidenceBodies, classify.ToolError, classify.ToolFailed, "list_issues", "sse-tool-iserror")
+	f("1f0c9a8b7e6d5c4b3a29180706f5e4d5-c3b2a1908f7e6d5e", classify.EvidenceEnvelope, classify.TransportError, classify.ConnectionRefused, "", "transport-error")
+	f("1f0c9a8b7e6d5c4b3a29180706f5e4d6-c3b2a1908f7e6d5f", classify.EvidenceStatusOnly, classify.Success, "", "", "status_only-http-get")
+	f("1f0c9a8b7e6d5c4b3a29180706f5e4d7-c3b2a1908f7e6d60", classify.EvidenceEnvelope, classify.HTTPError, classify.RateLimited, "list_issues", "envelope-http-status")
 	if len(res.Exchanges) != 6 {
 		t.Errorf("%d exchanges, want 6 (the xds line is not a request)", len(res.Exchanges))
 	}

@@ -29,8 +29,8 @@ func TestPythonSDKSpans(t *testing.T) {
 			got := map[key]schema.Exchange{}
 			for _, ex := range res.Exchanges {
 				got[key{ex.Method, ex.ToolName, ex.JSONRPCID}] = ex
-				if ex.Server != "python-mcp-demo" || ex.Source != "server" || ex.ExchangeID == "" {
-					t.Errorf("exchange %+v: want server python-mcp-demo from a server span", ex)
+				if ex.Server != "python-mcp-demo" || ex.Source != "server" || ex.ExchangeID == "" || ex.Evidence != classify.EvidenceEnvelope {
+					t.Errorf("exchange %+v: want server python-mcp-demo from a server span, evidence envelope", ex)
 				}
 			}
 			f := func(method, tool, id string, outcome classify.Outcome, class classify.ErrorClass, rule string) {

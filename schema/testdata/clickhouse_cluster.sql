@@ -200,6 +200,15 @@ ORDER BY (stream, written_at)
 TTL toDateTime(written_at) + INTERVAL 604800 SECOND
 SETTINGS index_granularity = 8192, ttl_only_drop_parts = 1;
 
+-- migration evidence
+ALTER TABLE mcplens.exchanges_local ON CLUSTER 'mcplens_cluster' ADD COLUMN IF NOT EXISTS evidence LowCardinality(String)
+    DEFAULT multiIf(startsWith(rule, 'envelope-'), 'envelope', startsWith(rule, 'status_only-'), 'status_only',
+                    rule IN ('transport-error', 'no-response', 'no-response-evicted'), '', 'bodies');
+
+ALTER TABLE mcplens.exchanges ON CLUSTER 'mcplens_cluster' ADD COLUMN IF NOT EXISTS evidence LowCardinality(String)
+    DEFAULT multiIf(startsWith(rule, 'envelope-'), 'envelope', startsWith(rule, 'status_only-'), 'status_only',
+                    rule IN ('transport-error', 'no-response', 'no-response-evicted'), '', 'bodies');
+
 -- migration retry_origin_filled
 ALTER TABLE mcplens.exchanges_local ON CLUSTER 'mcplens_cluster' UPDATE retry_origin = if(retry_of != '' OR attempt > 1, 'unknown', 'none')
 WHERE retry_origin = '' OR (retry_origin = 'none' AND (retry_of != '' OR attempt > 1))

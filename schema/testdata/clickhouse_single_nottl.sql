@@ -181,6 +181,11 @@ PARTITION BY toDate(written_at)
 ORDER BY (stream, written_at)
 SETTINGS index_granularity = 8192, ttl_only_drop_parts = 1, non_replicated_deduplication_window = 1000;
 
+-- migration evidence
+ALTER TABLE mcplens.exchanges  ADD COLUMN IF NOT EXISTS evidence LowCardinality(String)
+    DEFAULT multiIf(startsWith(rule, 'envelope-'), 'envelope', startsWith(rule, 'status_only-'), 'status_only',
+                    rule IN ('transport-error', 'no-response', 'no-response-evicted'), '', 'bodies');
+
 -- migration retry_origin_filled
 ALTER TABLE mcplens.exchanges  UPDATE retry_origin = if(retry_of != '' OR attempt > 1, 'unknown', 'none')
 WHERE retry_origin = '' OR (retry_origin = 'none' AND (retry_of != '' OR attempt > 1))

@@ -118,6 +118,18 @@ CREATE TABLE IF NOT EXISTS ingest_waiting (
     event         BLOB NOT NULL
 );
 
+-- migration evidence
+ALTER TABLE exchanges ADD COLUMN IF NOT EXISTS evidence VARCHAR;
+
+UPDATE exchanges SET evidence = CASE
+    WHEN starts_with(rule, 'envelope-') THEN 'envelope'
+    WHEN starts_with(rule, 'status_only-') THEN 'status_only'
+    WHEN rule IN ('transport-error', 'no-response', 'no-response-evicted') THEN ''
+    ELSE 'bodies' END
+WHERE evidence IS NULL;
+
+ALTER TABLE exchanges ALTER COLUMN evidence SET NOT NULL;
+
 -- migration headers_json_objects
 UPDATE exchange_bodies SET request_headers = CAST(request_headers->>'$' AS JSON)
 WHERE json_type(request_headers) = 'VARCHAR';

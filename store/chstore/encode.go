@@ -90,7 +90,7 @@ func exchangeColumns(rows []schema.Exchange) ([]any, int) {
 		unknownRetry                                = make([]bool, n)
 		continues, clientOutcome                    = make([]string, n), make([]string, n)
 		clientDisagrees                             = make([]bool, n)
-		noResponseReason                            = make([]string, n)
+		noResponseReason, evidence                  = make([]string, n), make([]string, n)
 		ints                                        = make([]int64, 2*n) // backing store of the nullable columns
 	)
 	unknown := 0
@@ -122,7 +122,7 @@ func exchangeColumns(rows []schema.Exchange) ([]any, int) {
 		notification[i], continuation[i], attempt[i] = e.Notification, e.Continuation, uint32(e.Attempt)
 		retryOf[i], retryOrigin[i], chainID[i] = e.RetryOf, e.RetryOrigin, e.ChainID
 		unknownRetry[i], continues[i], clientOutcome[i] = e.UnknownSideEffectRetry, e.Continues, e.ClientOutcome
-		clientDisagrees[i], noResponseReason[i] = e.ClientDisagrees, e.NoResponseReason
+		clientDisagrees[i], noResponseReason[i], evidence[i] = e.ClientDisagrees, e.NoResponseReason, string(e.Evidence)
 	}
 	return []any{
 		exchangeID, requestEventID, responseEventID, ts, endTS, durationMS, source, sources, oneSided,
@@ -131,7 +131,7 @@ func exchangeColumns(rows []schema.Exchange) ([]any, int) {
 		layer, outcome, errorClass, jsonrpcCode, errorMessage, retryAfterS, retryAdvice, outcomeKnown,
 		sideEffectRisk, rule, jsonrpcID, method, toolName, paramsHash, protocolVersion, contentType,
 		transport, sseEvents, batch, notification, continuation, attempt, retryOf, retryOrigin, chainID,
-		unknownRetry, continues, clientOutcome, clientDisagrees, noResponseReason,
+		unknownRetry, continues, clientOutcome, clientDisagrees, noResponseReason, evidence,
 	}, unknown
 }
 

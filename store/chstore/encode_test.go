@@ -20,7 +20,12 @@ import (
 
 const ddlPath = "../../schema/testdata/clickhouse_single.sql"
 
-var ddlColumn = regexp.MustCompile(`^ {4}([a-z_0-9]+)\s+(.+?)(?:\s+CODEC\(.*\))?,?$`)
+var (
+	ddlColumn = regexp.MustCompile(`^ {4}([a-z_0-9]+)\s+(.+?)(?:\s+CODEC\(.*\))?,?$`)
+	// addedColumn is a column a later migration adds (its type ends before
+	// a DEFAULT or at the end of the line).
+	addedColumn = regexp.MustCompile(`^ALTER TABLE mcplens\.([a-z_0-9]+)\s+ADD COLUMN IF NOT EXISTS ([a-z_0-9]+) (.+?)(?:\s+DEFAULT\b.*)?;?$`)
+)
 
 // ddlTypes reads the ClickHouse type of every column of a table from the
 // rendered DDL, the types the server would announce for an INSERT.
@@ -31,21 +36,27 @@ func ddlTypes(t testing.TB, table string) map[string]string {
 		t.Fatal(err)
 	}
 	out := map[string]string{}
-	in := false
+	in, found := false, false
 	for _, line := range strings.Split(string(b), "\n") {
 		switch {
 		case strings.HasPrefix(line, "CREATE TABLE IF NOT EXISTS mcplens."+table+" ") || line == "CREATE TABLE IF NOT EXISTS mcplens."+table:
-			in = true
+			in, found = true, true
 		case in && strings.HasPrefix(line, ")"):
-			return out
+			in = false
 		case in:
 			if m := ddlColumn.FindStringSubmatch(line); m != nil {
 				out[m[1]] = m[2]
 			}
+		default:
+			if m := addedColumn.FindStringSubmatch(line); m != nil && m[1] == table {
+				out[m[2]] = m[3]
+			}
 		}
 	}
-	t.Fatalf("table %s not in %s", table, ddlPath)
-	return nil
+	if !found {
+		t.Fatalf("table %s not in %s", table, ddlPath)
+	}
+	return out
 }
 
 // newBlock is an INSERT block of the table's columns, as the driver

@@ -53,7 +53,7 @@ func exchangeRow(e *schema.Exchange, row []driver.Value) {
 	row[42], row[43], row[44] = e.Notification, e.Continuation, int32(e.Attempt)
 	row[45], row[46], row[47] = e.RetryOf, e.RetryOrigin, e.ChainID
 	row[48], row[49], row[50] = e.UnknownSideEffectRetry, e.Continues, e.ClientOutcome
-	row[51], row[52] = e.ClientDisagrees, e.NoResponseReason
+	row[51], row[52], row[53] = e.ClientDisagrees, e.NoResponseReason, string(e.Evidence)
 }
 
 // headerJSON encodes headers as a JSON object (keys sorted), the form the

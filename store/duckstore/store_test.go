@@ -143,8 +143,20 @@ func TestTypedQuestions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rpc) != 4 || rpc[0].Server != "beta" || rpc[0].Share != 0.6 || len(rpc[0].Top) != 3 || rpc[1].Server != "alpha" || rpc[1].Top[0].N != 2 {
+	if len(rpc) != 5 || rpc[0].Server != "beta" || rpc[0].Share != 0.6 || len(rpc[0].Top) != 3 || rpc[1].Server != "alpha" || rpc[1].Top[0].N != 2 {
 		t.Errorf("http200: %+v", rpc)
+	}
+	// The envelope records alone (conformance input evidence.ndjson,
+	// server meta): one JSON-RPC error among meta's four envelope HTTP
+	// 200s; its two status-only 200s are left out.
+	env := corpusRange
+	env.Evidence = "envelope"
+	if rpc, err := s.HTTP200RPCErrors(ctx, env); err != nil || len(rpc) != 1 || rpc[0].Server != "meta" || rpc[0].HTTP200 != 4 {
+		t.Errorf("http200 of envelope records: %+v %v", rpc, err)
+	}
+	env.Evidence = "envelopes"
+	if _, err := s.HTTP200RPCErrors(ctx, env); !errors.Is(err, queries.ErrInvalid) {
+		t.Errorf("evidence envelopes: %v, want ErrInvalid", err)
 	}
 	lb, err := s.Leaderboard(ctx, queries.LeaderboardParams{Filter: corpusRange})
 	if err != nil || len(lb) == 0 || lb[0].GroupKey != "gosdk" || lb[0].P99MS == nil {

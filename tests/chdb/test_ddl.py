@@ -52,8 +52,15 @@ def test_cluster_ddl():
             s.query(f"SELECT {key} FROM {db}.{local} LIMIT 0")
             distributed += 1
             continue
-        # A table is replicated; an ALTER (an index, a data repair) runs on
-        # the cluster's local tables.
+        # A table is replicated; an ALTER (an index, a data repair, a new
+        # column) runs on the cluster's local tables, and a new column also
+        # on the Distributed table in front of them (not created here: its
+        # statement is parsed only).
+        if re.match(r"ALTER TABLE mcplens\.\w+ ON CLUSTER '[^']+' ADD COLUMN ", stmt) and "_local " not in stmt:
+            local = stmt.split()[2] + "_local"
+            assert any(x.startswith(f"ALTER TABLE {local} ON CLUSTER ") and "ADD COLUMN" in x and x.split("ADD COLUMN")[1] == stmt.split("ADD COLUMN")[1]
+                       for x in stmts), f"{stmt}: the column is not added to {local} alike"
+            continue
         assert "Replicated" in stmt or re.match(r"ALTER TABLE mcplens\.\w+_local ON CLUSTER ", stmt)
         s.query(local_variant(stmt))
     assert distributed == 4
@@ -71,7 +78,7 @@ def test_questions_use_key_and_skip_indexes():
     for t in TABLES:
         insert(s, t, rows[t])
     rng = {"from": "2026-11-02 00:00:00.000", "to": "2026-11-03 00:00:00.000", "limit": "10"}
-    blank = {k: "" for k in ["server", "client", "tool", "method", "outcome", "layer", "error_class"]}
+    blank = {k: "" for k in ["server", "evidence", "client", "tool", "method", "outcome", "layer", "error_class"]}
     plan = explain(s, "search", {**rng, **blank, "after_ts": rng["from"], "after_id": "", "q_like": "%rate limit%"})
     assert re.search(r"PrimaryKey\n\s+Keys:\n\s+toStartOfHour\(ts\)", plan), plan
     assert "Name: idx_error_message" in plan, plan
@@ -81,7 +88,7 @@ def test_questions_use_key_and_skip_indexes():
     assert re.search(r"PrimaryKey\n\s+Keys:\n\s+toStartOfHour\(ts\)", plan), plan
     plan = explain(s, "session_timeline", {**rng, "session_id": "s-1", "after_ts": rng["from"], "after_id": ""})
     assert "Name: idx_session_id" in plan, plan
-    plan = explain(s, "leaderboard", {**rng, "server": "srv-1", "client": "", "group_by": "server", "order_by": "volume"})
+    plan = explain(s, "leaderboard", {**rng, "server": "srv-1", "evidence": "", "client": "", "group_by": "server", "order_by": "volume"})
     assert re.search(r"Keys:\n\s+toStartOfHour\(ts\)\n\s+server", plan), plan
     s.close()
 

@@ -14,8 +14,8 @@ import pytest
 import dashlib as L
 
 DASHES = [(f.name, L.load(f)) for f in L.dashboard_files()]
-CH_VARS = ("server", "client", "tool", "method")
-VAR_COLUMN = {"server": "server", "client": "client_name", "tool": "tool_name", "method": "method"}
+CH_VARS = ("server", "client", "tool", "method", "evidence")
+VAR_COLUMN = {"server": "server", "client": "client_name", "tool": "tool_name", "method": "method", "evidence": "evidence"}
 ALLOWED_DS = {"grafana-clickhouse-datasource": "${datasource}", "prometheus": "${prometheus}"}
 VALUE_PANELS = {"timeseries", "stat", "bargauge", "gauge", "heatmap", "table", "barchart", "piechart"}
 API_LINK = re.compile(r"^\$\{api_url\}/api/v1/exchanges/\$\{__data\.fields\.(\w+):percentencode\}$")
@@ -151,7 +151,7 @@ def test_clickhouse_variables(name, dash):
         assert v.get("definition") == sql
     assert vars_["api_url"]["type"] in ("textbox", "constant")
     assert vars_["api_url"]["query"].startswith("http")
-    assert [v["name"] for v in dash["templating"]["list"]][:5] == ["datasource", *CH_VARS]
+    assert [v["name"] for v in dash["templating"]["list"]][:len(CH_VARS) + 1] == ["datasource", *CH_VARS]
 
 
 def ch_targets():

@@ -373,20 +373,23 @@ def same_rows(want, got, columns):
             assert close(w[c_want], r[c_got]), f"{c_got}: question {w[c_want]!r}, panel {r[c_got]!r}\n{w}\n{r}"
 
 
-def test_server_leaderboard_is_the_leaderboard_question(ch, rng):
+@pytest.mark.parametrize("evidence", ["", "bodies", "envelope", "status_only"])
+def test_server_leaderboard_is_the_leaderboard_question(ch, rng, evidence):
     f, t = rng
     want = question(ch, "leaderboard", {"from": f, "to": t, "group_by": "server", "order_by": "volume",
-                                        "server": "", "client": "", "limit": 100})
-    _, _, got = run_panel(ch, DB, *find("mcplens-servers", "Server leaderboard"), {}, rng)
+                                        "server": "", "evidence": evidence, "client": "", "limit": 100})
+    selection = {"evidence": [evidence]} if evidence else {}
+    _, _, got = run_panel(ch, DB, *find("mcplens-servers", "Server leaderboard"), selection, rng)
+    assert want, f"no server has {evidence or 'any'} evidence in the fixture"
     same_rows(want, got, [("group_key", "server")] + [(c, c) for c, _ in LEADER])
 
 
 @pytest.mark.parametrize("uid,title,name,extra,columns", [
-    ("mcplens-servers", "Stream cuts and NO_RESPONSE per server", "stream_cuts", {"server": ""}, None),
-    ("mcplens-retries", "Rate limiting per server and client", "rate_limits", {"server": "", "client": ""}, None),
-    ("mcplens-clients", "Every disagreement", "client_disagreements", {"server": "", "client": ""}, None),
-    ("mcplens-overview", "Servers answering HTTP 200 with JSON-RPC errors", "http200_rpc_errors", {"server": ""}, None),
-    ("mcplens-servers", "Input required (MRTR) per tool", "input_required", {"server": "", "tool": ""}, None),
+    ("mcplens-servers", "Stream cuts and NO_RESPONSE per server", "stream_cuts", {"server": "", "evidence": ""}, None),
+    ("mcplens-retries", "Rate limiting per server and client", "rate_limits", {"server": "", "evidence": "", "client": ""}, None),
+    ("mcplens-clients", "Every disagreement", "client_disagreements", {"server": "", "evidence": "", "client": ""}, None),
+    ("mcplens-overview", "Servers answering HTTP 200 with JSON-RPC errors", "http200_rpc_errors", {"server": "", "evidence": ""}, None),
+    ("mcplens-servers", "Input required (MRTR) per tool", "input_required", {"server": "", "evidence": "", "tool": ""}, None),
 ])
 def test_panel_is_its_question(ch, rng, uid, title, name, extra, columns):
     f, t = rng
@@ -399,7 +402,7 @@ def test_panel_is_its_question(ch, rng, uid, title, name, extra, columns):
 def test_unknown_side_effect_retries_is_its_question(ch, rng):
     f, t = rng
     want = question(ch, "unknown_side_effect_retries", {
-        "from": f, "to": t, "chain_from": f - dt.timedelta(hours=1), "server": "", "client": "", "tool": "",
+        "from": f, "to": t, "chain_from": f - dt.timedelta(hours=1), "server": "", "evidence": "", "client": "", "tool": "",
         "limit": 100})
     _, _, got = run_panel(ch, DB, *find("mcplens-retries", "Retries with unknown side effects"), {}, rng)
     want = sorted(want, key=lambda r: r["exchange_id"])

@@ -7,6 +7,7 @@ FROM (
       AND ts >= CAST($from AS TIMESTAMP) AND ts < CAST($to AS TIMESTAMP)
       AND client_disagrees
       AND (CAST($server AS VARCHAR) = '' OR server = CAST($server AS VARCHAR))
+      AND (CAST($evidence AS VARCHAR) = '' OR evidence = CAST($evidence AS VARCHAR))
       AND (CAST($client AS VARCHAR) = '' OR client_name = CAST($client AS VARCHAR))
 )
 GROUP BY client_name, client_version, server, client_outcome, outcome

@@ -5,6 +5,7 @@ WITH x AS (
       AND ts >= CAST($from AS TIMESTAMP) AND ts < CAST($to AS TIMESTAMP)
       AND http_status = 200
       AND (CAST($server AS VARCHAR) = '' OR server = CAST($server AS VARCHAR))
+      AND (CAST($evidence AS VARCHAR) = '' OR evidence = CAST($evidence AS VARCHAR))
 ),
 totals AS (
     SELECT server, count(*) FILTER (WHERE outcome = 'JSONRPC_ERROR') AS rpc_errors, count(*) AS http_200

@@ -5,6 +5,7 @@ WITH asked AS (
       AND ts >= CAST($from AS TIMESTAMP) AND ts < CAST($to AS TIMESTAMP)
       AND outcome = 'INPUT_REQUIRED'
       AND (CAST($server AS VARCHAR) = '' OR server = CAST($server AS VARCHAR))
+      AND (CAST($evidence AS VARCHAR) = '' OR evidence = CAST($evidence AS VARCHAR))
       AND (CAST($tool AS VARCHAR) = '' OR tool_name = CAST($tool AS VARCHAR))
 ),
 answers AS (

@@ -4,6 +4,7 @@ WITH x AS (
     WHERE date_trunc('hour', ts) >= date_trunc('hour', CAST($from AS TIMESTAMP)) AND date_trunc('hour', ts) < CAST($to AS TIMESTAMP)
       AND ts >= CAST($from AS TIMESTAMP) AND ts < CAST($to AS TIMESTAMP)
       AND (CAST($server AS VARCHAR) = '' OR server = CAST($server AS VARCHAR))
+      AND (CAST($evidence AS VARCHAR) = '' OR evidence = CAST($evidence AS VARCHAR))
       AND (CAST($client AS VARCHAR) = '' OR client_name = CAST($client AS VARCHAR))
 ),
 resends AS (

@@ -6,6 +6,7 @@ WITH r AS (
       AND ts >= CAST($from AS TIMESTAMP) AND ts < CAST($to AS TIMESTAMP)
       AND unknown_side_effect_retry
       AND (CAST($server AS VARCHAR) = '' OR server = CAST($server AS VARCHAR))
+      AND (CAST($evidence AS VARCHAR) = '' OR evidence = CAST($evidence AS VARCHAR))
       AND (CAST($client AS VARCHAR) = '' OR client_name = CAST($client AS VARCHAR))
       AND (CAST($tool AS VARCHAR) = '' OR tool_name = CAST($tool AS VARCHAR))
     ORDER BY ts, exchange_id
