@@ -12,7 +12,7 @@ build:
 	$(GO) build -o bin/ ./cmd/...
 
 ## test: race-enabled unit and integration tests, then each fuzz target briefly.
-test: lint test-go fuzz test-chdb test-dashboards test-api test-api-clickhouse
+test: lint test-go fuzz test-chdb test-dashboards test-api test-api-clickhouse test-shippers-ottl
 
 test-go:
 	$(GO) test -race -count=1 -timeout 30m $(PKGS)
@@ -90,6 +90,14 @@ clean:
 .PHONY: test-dashboards
 test-dashboards:
 	$(PYTHON) -m pytest -q -p no:cacheprovider tests/dashboards
+
+## test-shippers-ottl: the OTTL of deploy/shippers/otelcol.yaml run by the
+## collector's own OTTL package over the OTel samples, expecting the Go
+## reference's events (a module of its own: the collector's dependencies
+## stay out of go.mod; its first build takes a few minutes).
+.PHONY: test-shippers-ottl
+test-shippers-ottl:
+	cd deploy/shippers/ottlrun && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 ## test-api: schemathesis fuzzes a live cmd/api from its OpenAPI document
 ## (needs `pip install schemathesis`, which .ci/run does).
