@@ -15,7 +15,7 @@ SELECT if({bucket_s:UInt32} = 0, {from:DateTime64(3, 'UTC')},
        layer, outcome, count() AS exchanges_n
 FROM (
     SELECT exchange_id, ts, server, client_name, tool_name, method, error_class, layer, outcome
-    FROM exchanges
+    FROM exchanges FINAL
     WHERE toStartOfHour(ts) >= toStartOfHour({from:DateTime64(3, 'UTC')}) AND toStartOfHour(ts) < {to:DateTime64(3, 'UTC')}
       AND ts >= {from:DateTime64(3, 'UTC')} AND ts < {to:DateTime64(3, 'UTC')}
       AND ({server:String} = '' OR server = {server:String})
@@ -23,7 +23,6 @@ FROM (
       AND ({client:String} = '' OR client_name = {client:String})
       AND ({tool:String} = '' OR tool_name = {tool:String})
       AND ({method:String} = '' OR method = {method:String})
-    LIMIT 1 BY exchange_id
 )
 GROUP BY bucket, group_key, layer, outcome
 ORDER BY bucket, group_key, layer, outcome

@@ -4,14 +4,13 @@ SELECT client_name, client_version, server, client_outcome, outcome, count() AS 
        arraySlice(arraySort(groupArray(exchange_id)), 1, 3) AS example_ids
 FROM (
     SELECT exchange_id, client_name, client_version, server, client_outcome, outcome
-    FROM exchanges
+    FROM exchanges FINAL
     WHERE toStartOfHour(ts) >= toStartOfHour({from:DateTime64(3, 'UTC')}) AND toStartOfHour(ts) < {to:DateTime64(3, 'UTC')}
       AND ts >= {from:DateTime64(3, 'UTC')} AND ts < {to:DateTime64(3, 'UTC')}
       AND client_disagrees
       AND ({server:String} = '' OR server = {server:String})
       AND ({evidence:String} = '' OR evidence = {evidence:String})
       AND ({client:String} = '' OR client_name = {client:String})
-    LIMIT 1 BY exchange_id
 )
 GROUP BY client_name, client_version, server, client_outcome, outcome
 ORDER BY n DESC, client_name, client_version, server, client_outcome, outcome

@@ -19,6 +19,7 @@ import (
 //     (or position)                 keeps one row per key (INSERT ... ON
 //                                   CONFLICT DO NOTHING), so there is
 //                                   nothing to collapse at read time
+//   - FROM exchanges FINAL        → FROM exchanges, for the same reason
 //   - countIf(c), fIf(x, c)       → count(*) FILTER (WHERE c), f(x) FILTER (WHERE c)
 //   - quantileExactInclusive(p)(x) → quantile_cont(x, p)  (both interpolate
 //                                   linearly between closest ranks,
@@ -127,10 +128,15 @@ var limitByUnique = regexp.MustCompile(`(?i)\s*\bLIMIT\s+1\s+BY\s+(exchange_id|p
 
 var limitBy = regexp.MustCompile(`(?i)\bLIMIT\s+[^\n]*?\bBY\b`)
 
+// finalExchanges is a read of exchanges that ClickHouse collapses to one
+// row per sorting key; DuckDB's primary key holds one row per id already.
+var finalExchanges = regexp.MustCompile(`(?i)\bFROM\s+exchanges\s+FINAL\b`)
+
 // RenderDuckDB renders ClickHouse SQL of this package for DuckDB.
 func RenderDuckDB(sql string) (string, error) {
 	s := stripComments(sql)
 	s = limitByUnique.ReplaceAllString(s, "")
+	s = finalExchanges.ReplaceAllString(s, "FROM exchanges")
 	if m := limitBy.FindString(s); m != "" {
 		return "", fmt.Errorf("%q: LIMIT BY is rendered for DuckDB only on a primary key (exchange_id, position)", m)
 	}

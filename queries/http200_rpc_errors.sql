@@ -3,13 +3,12 @@
 -- server with its count and up to 3 example exchange ids.
 WITH x AS (
     SELECT exchange_id, server, outcome, jsonrpc_code, error_message
-    FROM exchanges
+    FROM exchanges FINAL
     WHERE toStartOfHour(ts) >= toStartOfHour({from:DateTime64(3, 'UTC')}) AND toStartOfHour(ts) < {to:DateTime64(3, 'UTC')}
       AND ts >= {from:DateTime64(3, 'UTC')} AND ts < {to:DateTime64(3, 'UTC')}
       AND http_status = 200
       AND ({server:String} = '' OR server = {server:String})
       AND ({evidence:String} = '' OR evidence = {evidence:String})
-    LIMIT 1 BY exchange_id
 ),
 totals AS (
     SELECT server, countIf(outcome = 'JSONRPC_ERROR') AS rpc_errors, count() AS http_200

@@ -4,18 +4,17 @@
 -- up to 3 example ids of abandoned requests.
 WITH asked AS (
     SELECT exchange_id, server, tool_name
-    FROM exchanges
+    FROM exchanges FINAL
     WHERE toStartOfHour(ts) >= toStartOfHour({from:DateTime64(3, 'UTC')}) AND toStartOfHour(ts) < {to:DateTime64(3, 'UTC')}
       AND ts >= {from:DateTime64(3, 'UTC')} AND ts < {to:DateTime64(3, 'UTC')}
       AND outcome = 'INPUT_REQUIRED'
       AND ({server:String} = '' OR server = {server:String})
       AND ({evidence:String} = '' OR evidence = {evidence:String})
       AND ({tool:String} = '' OR tool_name = {tool:String})
-    LIMIT 1 BY exchange_id
 ),
 answers AS (
     SELECT continues AS answered_id, argMin(outcome, ts) AS answer_outcome
-    FROM exchanges
+    FROM exchanges FINAL
     WHERE toStartOfHour(ts) >= toStartOfHour({from:DateTime64(3, 'UTC')})
       AND ts >= {from:DateTime64(3, 'UTC')}
       AND continues != ''

@@ -18,14 +18,13 @@ WITH x AS (
            layer, outcome, duration_ms
     FROM (
         SELECT exchange_id, server, client_name, tool_name, layer, outcome, duration_ms
-        FROM exchanges
+        FROM exchanges FINAL
         WHERE toStartOfHour(ts) >= toStartOfHour({from:DateTime64(3, 'UTC')}) AND toStartOfHour(ts) < {to:DateTime64(3, 'UTC')}
           AND ts >= {from:DateTime64(3, 'UTC')} AND ts < {to:DateTime64(3, 'UTC')}
           AND ({server:String} = '' OR server = {server:String})
           AND ({evidence:String} = '' OR evidence = {evidence:String})
           AND ({client:String} = '' OR client_name = {client:String})
           AND ({group_by:String} != 'tool' OR method = 'tools/call')
-        LIMIT 1 BY exchange_id
     )
 )
 SELECT group_key, total, errors, error_rate,

@@ -4,13 +4,12 @@
 -- to 3 example ids of such early re-sends.
 WITH x AS (
     SELECT exchange_id, ts, server, client_name, http_status, retry_after_s, retry_of
-    FROM exchanges
+    FROM exchanges FINAL
     WHERE toStartOfHour(ts) >= toStartOfHour({from:DateTime64(3, 'UTC')}) AND toStartOfHour(ts) < {to:DateTime64(3, 'UTC')}
       AND ts >= {from:DateTime64(3, 'UTC')} AND ts < {to:DateTime64(3, 'UTC')}
       AND ({server:String} = '' OR server = {server:String})
       AND ({evidence:String} = '' OR evidence = {evidence:String})
       AND ({client:String} = '' OR client_name = {client:String})
-    LIMIT 1 BY exchange_id
 ),
 resends AS (
     SELECT retry_of AS resend_of, min(ts) AS first_ts, argMin(exchange_id, ts) AS first_id

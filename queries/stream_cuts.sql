@@ -14,12 +14,11 @@ FROM (
            arraySort(groupUniqArrayIf(stream_close_reason, outcome = 'STREAM_INCOMPLETE' AND stream_close_reason != '')) AS close_reasons
     FROM (
         SELECT exchange_id, server, transport, outcome, stream_close_reason
-        FROM exchanges
+        FROM exchanges FINAL
         WHERE toStartOfHour(ts) >= toStartOfHour({from:DateTime64(3, 'UTC')}) AND toStartOfHour(ts) < {to:DateTime64(3, 'UTC')}
           AND ts >= {from:DateTime64(3, 'UTC')} AND ts < {to:DateTime64(3, 'UTC')}
           AND ({server:String} = '' OR server = {server:String})
           AND ({evidence:String} = '' OR evidence = {evidence:String})
-        LIMIT 1 BY exchange_id
     )
     GROUP BY server
 )

@@ -7,7 +7,7 @@
 WITH r AS (
     SELECT exchange_id, ts, chain_id, server, client_name, session_id, tool_name,
            attempt, retry_of, retry_origin, outcome
-    FROM exchanges
+    FROM exchanges FINAL
     WHERE toStartOfHour(ts) >= toStartOfHour({from:DateTime64(3, 'UTC')}) AND toStartOfHour(ts) < {to:DateTime64(3, 'UTC')}
       AND ts >= {from:DateTime64(3, 'UTC')} AND ts < {to:DateTime64(3, 'UTC')}
       AND unknown_side_effect_retry
@@ -16,16 +16,14 @@ WITH r AS (
       AND ({client:String} = '' OR client_name = {client:String})
       AND ({tool:String} = '' OR tool_name = {tool:String})
     ORDER BY ts, exchange_id
-    LIMIT 1 BY exchange_id
     LIMIT {limit:UInt32}
 ),
 e AS (
     SELECT exchange_id, chain_id, ts, outcome, http_status, error_class
-    FROM exchanges
+    FROM exchanges FINAL
     WHERE toStartOfHour(ts) >= toStartOfHour({chain_from:DateTime64(3, 'UTC')}) AND toStartOfHour(ts) < {to:DateTime64(3, 'UTC')}
       AND ts >= {chain_from:DateTime64(3, 'UTC')} AND ts < {to:DateTime64(3, 'UTC')}
       AND chain_id IN (SELECT chain_id FROM r)
-    LIMIT 1 BY exchange_id
 ),
 prior AS (
     SELECT r.exchange_id AS retry_id, count() AS earlier, arraySort(groupUniqArray(e.outcome)) AS outcomes
