@@ -26,15 +26,15 @@ type fluentBit struct {
 	} `yaml:"pipeline"`
 }
 
-func readFluentBit(t *testing.T) fluentBit {
+func readFluentBit(t *testing.T, file string) fluentBit {
 	t.Helper()
-	raw, err := os.ReadFile("fluent-bit.yaml")
+	raw, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var cfg fluentBit
 	if err := yaml.Unmarshal(raw, &cfg); err != nil {
-		t.Fatalf("fluent-bit.yaml: %v", err)
+		t.Fatalf("%s: %v", file, err)
 	}
 	return cfg
 }
@@ -46,7 +46,7 @@ func plugin(t *testing.T, list []map[string]any, name string) map[string]any {
 			return p
 		}
 	}
-	t.Fatalf("fluent-bit.yaml: no %s plugin", name)
+	t.Fatalf("no %s plugin", name)
 	return nil
 }
 
@@ -54,7 +54,7 @@ func plugin(t *testing.T, list []map[string]any, name string) map[string]any {
 // JSON parser that keeps start_time, the Lua filter on the same tag, Kafka
 // keyed by a contract field with JSON records.
 func TestFluentBitConfig(t *testing.T) {
-	cfg := readFluentBit(t)
+	cfg := readFluentBit(t, "fluent-bit.yaml")
 	in := plugin(t, cfg.Pipeline.Inputs, "tail")
 	lf := plugin(t, cfg.Pipeline.Filters, "lua")
 	out := plugin(t, cfg.Pipeline.Outputs, "kafka")
@@ -88,24 +88,7 @@ func TestFluentBitConfig(t *testing.T) {
 // tables packed as arrays, the Kafka output's timestamp key added) and
 // requires the Go reference's events, accepted by the ingester's decoder.
 func TestFluentBitLua(t *testing.T) {
-	cfg := readFluentBit(t)
-	lf := plugin(t, cfg.Pipeline.Filters, "lua")
-	out := plugin(t, cfg.Pipeline.Outputs, "kafka")
-	script := fmt.Sprint(lf["script"])
-	call := fmt.Sprint(lf["call"])
-	intKeys := strings.Fields(fmt.Sprint(lf["type_int_key"]))
-	tsKey := fmt.Sprint(out["timestamp_key"])
-
-	L := lua.NewState()
-	defer L.Close()
-	if err := L.DoFile(script); err != nil { // relative to the config, as Fluent Bit resolves it
-		t.Fatalf("load %s: %v", script, err)
-	}
-	fn, ok := L.GetGlobal(call).(*lua.LFunction)
-	if !ok {
-		t.Fatalf("%s defines no function %s (fluent-bit.yaml call)", script, call)
-	}
-
+	f := loadLuaFilter(t, readFluentBit(t, "fluent-bit.yaml"))
 	for _, s := range samples(t, "gateway") {
 		t.Run(s.name, func(t *testing.T) {
 			line := compact(t, s.in)
@@ -113,48 +96,96 @@ func TestFluentBitLua(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			// Every integer of the reference event must be in type_int_key.
-			for k, v := range want {
-				if _, isInt := v.(int); isInt && !slices.Contains(intKeys, k) {
-					t.Errorf("%s is an integer but not in type_int_key %v: Fluent Bit would send %v.0", k, intKeys, v)
-				}
+			f.checkIntKeys(t, want)
+			code, got := f.run(t, "gateway.access", line)
+			if code != 1 && code != 2 {
+				t.Fatalf("%s returned code %v, want 1 or 2 (record modified)", f.call, code)
 			}
-			dec := json.NewDecoder(bytes.NewReader(line))
-			dec.UseNumber()
-			var rec map[string]any
-			if err := dec.Decode(&rec); err != nil {
-				t.Fatal(err)
-			}
-			if err := L.CallByParam(lua.P{Fn: fn, NRet: 3, Protect: true},
-				lua.LString("gateway.access"), lua.LNumber(1795978267.5), toLua(L, rec)); err != nil {
-				t.Fatalf("%s: %v", call, err)
-			}
-			code, table := L.Get(-3), L.Get(-1)
-			L.Pop(3)
-			if code != lua.LNumber(1) && code != lua.LNumber(2) {
-				t.Fatalf("%s returned code %v, want 1 or 2 (record modified)", call, code)
-			}
-			tb, ok := table.(*lua.LTable)
-			if !ok {
-				t.Fatalf("%s returned a %s record, want a table", call, table.Type())
-			}
-			var buf bytes.Buffer
-			packTable(&buf, tb, intKeys, true)
-			got := withKey(t, buf.Bytes(), tsKey, `"2026-11-29T18:51:07.500000Z"`)
-			decodes(t, "Fluent Bit output", got)
-
-			var ev map[string]any
-			if err := json.Unmarshal(got, &ev); err != nil {
-				t.Fatalf("Fluent Bit output is not JSON: %v\n%s", err, got)
-			}
-			delete(ev, tsKey)
 			wantLine, _ := json.Marshal(want)
-			gotLine, _ := json.Marshal(ev)
-			if !sameEvents(t, gotLine, wantLine) {
-				t.Errorf("gateway.lua and gateway.go disagree\nlua: %s\ngo:  %s", gotLine, wantLine)
+			if !sameEvents(t, got, wantLine) {
+				t.Errorf("gateway.lua and gateway.go disagree\nlua: %s\ngo:  %s", got, wantLine)
 			}
 		})
 	}
+}
+
+// luaFilter is the Lua filter of a Fluent Bit configuration, loaded as
+// Fluent Bit loads it, with what its Kafka output adds.
+type luaFilter struct {
+	L       *lua.LState
+	fn      *lua.LFunction
+	call    string
+	intKeys []string
+	tsKey   string
+}
+
+func loadLuaFilter(t *testing.T, cfg fluentBit) *luaFilter {
+	t.Helper()
+	lf := plugin(t, cfg.Pipeline.Filters, "lua")
+	out := plugin(t, cfg.Pipeline.Outputs, "kafka")
+	f := &luaFilter{L: lua.NewState(), call: fmt.Sprint(lf["call"]),
+		intKeys: strings.Fields(fmt.Sprint(lf["type_int_key"])), tsKey: fmt.Sprint(out["timestamp_key"])}
+	t.Cleanup(f.L.Close)
+	script := fmt.Sprint(lf["script"])
+	if err := f.L.DoFile(script); err != nil { // relative to the config, as Fluent Bit resolves it
+		t.Fatalf("load %s: %v", script, err)
+	}
+	var ok bool
+	if f.fn, ok = f.L.GetGlobal(f.call).(*lua.LFunction); !ok {
+		t.Fatalf("%s defines no function %s (the filter's call)", script, f.call)
+	}
+	return f
+}
+
+// checkIntKeys: every integer of a reference event must be in
+// type_int_key.
+func (f *luaFilter) checkIntKeys(t *testing.T, want map[string]any) {
+	t.Helper()
+	for k, v := range want {
+		if _, isInt := v.(int); isInt && !slices.Contains(f.intKeys, k) {
+			t.Errorf("%s is an integer but not in type_int_key %v: Fluent Bit would send %v.0", k, f.intKeys, v)
+		}
+	}
+}
+
+// run calls the filter on one JSON line as the tail input's JSON parser
+// hands it over, and returns the filter's code and, unless it dropped the
+// record (-1), the record as out_kafka sends it (its timestamp key taken
+// off again), already accepted by the ingester's decoder.
+func (f *luaFilter) run(t *testing.T, tag string, line []byte) (int, []byte) {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.UseNumber()
+	var rec map[string]any
+	if err := dec.Decode(&rec); err != nil {
+		t.Fatal(err)
+	}
+	L := f.L
+	if err := L.CallByParam(lua.P{Fn: f.fn, NRet: 3, Protect: true},
+		lua.LString(tag), lua.LNumber(1795978267.5), toLua(L, rec)); err != nil {
+		t.Fatalf("%s: %v", f.call, err)
+	}
+	code, table := L.Get(-3), L.Get(-1)
+	L.Pop(3)
+	n, _ := code.(lua.LNumber)
+	if n == -1 {
+		return -1, nil
+	}
+	tb, ok := table.(*lua.LTable)
+	if !ok {
+		t.Fatalf("%s returned a %s record, want a table", f.call, table.Type())
+	}
+	var buf bytes.Buffer
+	packTable(&buf, tb, f.intKeys, true)
+	got := withKey(t, buf.Bytes(), f.tsKey, `"2026-11-29T18:51:07.500000Z"`)
+	decodes(t, "Fluent Bit output", got)
+	var ev map[string]any
+	if err := json.Unmarshal(got, &ev); err != nil {
+		t.Fatalf("Fluent Bit output is not JSON: %v\n%s", err, got)
+	}
+	delete(ev, f.tsKey)
+	out, _ := json.Marshal(ev)
+	return int(n), out
 }
 
 // toLua converts a JSON value as Fluent Bit hands it to Lua.

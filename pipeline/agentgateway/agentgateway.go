@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -83,7 +84,7 @@ func Event(line []byte) ([]byte, error) {
 	}
 	setIf(out, "session_id", s("mcp.session.id"))
 	reqH := headers(in["rq.headers.all"])
-	if reqH != nil {
+	if len(reqH) > 0 {
 		out["http.request_headers"] = reqH
 		if sid := reqH["mcp-session-id"]; sid != "" && out["session_id"] == nil {
 			out["session_id"] = sid
@@ -128,7 +129,7 @@ func Event(line []byte) ([]byte, error) {
 	setIf(attrs, "mcp.method.name", mcpMethod)
 	setIf(attrs, "gen_ai.tool.name", tool)
 	setIf(attrs, "mcp.error.message", s("mcp.error.message"))
-	if c, ok := number(in["mcp.error.code"]); ok {
+	if c, ok := number(in["mcp.error.code"]); ok && math.Abs(c) < 1<<53 {
 		attrs["mcp.error.code"] = strconv.FormatInt(int64(c), 10)
 	} else if c := s("mcp.error.code"); c != "" {
 		attrs["mcp.error.code"] = c
@@ -143,7 +144,9 @@ func Event(line []byte) ([]byte, error) {
 	default:
 		out["evidence"] = "status_only"
 	}
-	out["attrs"] = attrs
+	if len(attrs) > 0 {
+		out["attrs"] = attrs
+	}
 	return json.Marshal(out)
 }
 
@@ -165,6 +168,12 @@ func setIf(out map[string]any, k, v string) {
 	}
 }
 
+// droppedHeaders are credentials: not shipped, not stored (the shippers'
+// gateway mappings drop the same).
+var droppedHeaders = map[string]bool{"authorization": true, "cookie": true, "proxy-authorization": true, "x-api-key": true}
+
+// headers lower-cases the names of the logged request headers and keeps
+// the string values but credentials.
 func headers(v any) map[string]string {
 	m, ok := v.(map[string]any)
 	if !ok {
@@ -172,7 +181,7 @@ func headers(v any) map[string]string {
 	}
 	out := make(map[string]string, len(m))
 	for k, v := range m {
-		if s, ok := v.(string); ok {
+		if s, ok := v.(string); ok && !droppedHeaders[strings.ToLower(k)] {
 			out[strings.ToLower(k)] = s
 		}
 	}
