@@ -66,7 +66,7 @@ bench:
 	  $(GO) test -run='^$$' -bench='^BenchmarkTapAddedLatency$$' -benchtime=3000x -count=1 ./cmd/tap && \
 	  $(GO) test -run='^$$' -bench='^BenchmarkRoutes$$' -benchtime=50x -count=1 -timeout=30m ./api && \
 	  $(GO) test -run='^$$' -bench='^BenchmarkRoutesClickHouse$$' -benchtime=50x -count=1 -timeout=30m ./api && \
-	  $(GO) test -run='^$$' -bench='^(BenchmarkPages|BenchmarkOverviewRatio)$$' -benchtime=10x -count=1 -timeout=30m ./web; } | $(GO) run ./internal/benchtable; \
+	  $(GO) test -run='^$$' -bench='^(BenchmarkPages|BenchmarkOverviewRatio|BenchmarkPagesClickHouse)$$' -benchtime=10x -count=1 -timeout=30m ./web; } | $(GO) run ./internal/benchtable; \
 	status=$$?; if [ -n "$$started" ]; then bash deploy/kafka/kafka.sh stop >/dev/null; fi; \
 	if [ -n "$$bench_db" ]; then rm -rf "$$bench_db"; fi; exit $$status
 

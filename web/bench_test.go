@@ -15,6 +15,8 @@ import (
 
 	"github.com/mcplens/mcplens/api"
 	"github.com/mcplens/mcplens/api/apitest"
+	"github.com/mcplens/mcplens/queries"
+	"github.com/mcplens/mcplens/store/chstore/clickhousetest"
 	"github.com/mcplens/mcplens/store/duckstore"
 )
 
@@ -26,16 +28,21 @@ var (
 // API's benchmarks (apitest.OpenBench; MCPLENS_BENCH_DB keeps the file).
 func benchAPI(b *testing.B) http.Handler {
 	b.Helper()
-	benchDB := bench.Get(b, func() (*duckstore.Store, error) {
+	return benchAPIOver(b, bench.Get(b, func() (*duckstore.Store, error) {
 		return apitest.OpenBench(context.Background(), apitest.BenchPath(tmpDir))
-	})
+	}))
+}
+
+// benchAPIOver is the API (and view) over store, on the bench clock.
+func benchAPIOver(b *testing.B, store queries.Store) http.Handler {
+	b.Helper()
 	cfg := api.DefaultConfig()
 	cfg.RateLimit = 0
 	tokens, err := api.LoadTokens("", bodiesToken+" scopes=read,bodies name=bench")
 	if err != nil {
 		b.Fatal(err)
 	}
-	a, err := api.New(cfg, api.Deps{Store: benchDB, Tokens: tokens, Logger: zerolog.Nop(),
+	a, err := api.New(cfg, api.Deps{Store: store, Tokens: tokens, Logger: zerolog.Nop(),
 		Now: func() time.Time { return apitest.BenchFrom.Add(apitest.BenchSpan) }})
 	if err != nil {
 		b.Fatal(err)
@@ -72,8 +79,21 @@ func percentiles(b *testing.B, lat []time.Duration) {
 // through the whole handler (cookie, the page's API calls, rendering),
 // for the last 24h and the whole 30 days; it reports the median and
 // 99th percentile of the final run (use -benchtime 20x or more).
-func BenchmarkPages(b *testing.B) {
-	h := benchAPI(b)
+func BenchmarkPages(b *testing.B) { benchPages(b, benchAPI(b)) }
+
+// BenchmarkPagesClickHouse is BenchmarkPages over the same million
+// exchanges in a database of their own on the real ClickHouse server of
+// CLICKHOUSE_DSN (built first, about a minute; dropped at the end).
+func BenchmarkPagesClickHouse(b *testing.B) {
+	store, err := apitest.OpenBenchClickHouse(b.Context(), clickhousetest.DSN(b), clickhousetest.UniqueName(b, "mcplens_bench"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = store.Close() })
+	benchPages(b, benchAPIOver(b, store))
+}
+
+func benchPages(b *testing.B, h http.Handler) {
 	month := url.Values{"from": {apitest.BenchFrom.Format(time.RFC3339)}, "to": {apitest.BenchFrom.Add(apitest.BenchSpan).Format(time.RFC3339)}}.Encode()
 	rng := rand.New(rand.NewPCG(1, 2))
 	type page struct {
