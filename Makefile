@@ -135,13 +135,19 @@ test-api-clickhouse:
 ## stage's cost at 1x/3x/10x its population, the output encoder against
 ## encoding/json, and 31 minutes of production-shaped traffic (internal/loadgen,
 ## 1,000 calls/s, 3x the longest window) through the whole engine on one core:
-## throughput and RSS per third, ratio to a plain JSON decode. About 10 minutes;
+## throughput and RSS per third, ratio to a plain JSON decode; then freshness
+## (a response's arrival to its exchange acknowledged, paced at 1,000 calls/s)
+## into the stdout sink, DuckDB and the ClickHouse server of CLICKHOUSE_DSN,
+## and the same traffic file -> DuckDB. About 10 minutes and 5 for freshness;
 ## MCPLENS_BENCH_MINUTES shortens the run.
 .PHONY: bench-steady
 bench-steady:
 	$(GO) test -run='^$$' -bench='^BenchmarkExchangeJSON$$' -benchtime=100000x -benchmem -count=1 ./schema && \
 	$(GO) test -run='^$$' -bench='^BenchmarkWindowCost$$' -benchtime=200000x -cpu=1 -benchmem -count=1 -timeout=30m ./pipeline && \
-	$(GO) test -run='^$$' -bench='^BenchmarkSteadyState$$' -benchtime=1x -cpu=1 -count=1 -timeout=90m ./pipeline
+	$(GO) test -run='^$$' -bench='^BenchmarkSteadyState$$' -benchtime=1x -cpu=1 -count=1 -timeout=90m ./pipeline && \
+	$(GO) test -run='^$$' -bench='^BenchmarkFreshness$$' -benchtime=1x -count=1 ./pipeline && \
+	$(GO) test -run='^$$' -bench='^(BenchmarkFreshnessDuckDB|BenchmarkLoadgenToDuckDB)$$' -benchtime=1x -count=1 ./store/duckstore && \
+	$(GO) test -run='^$$' -bench='^BenchmarkFreshnessClickHouse$$' -benchtime=1x -count=1 ./store/chstore
 
 # The long chaos form of issue 12 (a broker of its own; CLICKHOUSE_DSN and
 # CLICKHOUSE_HTTP_URL as make test has them): CHAOS_SECONDS of traffic at

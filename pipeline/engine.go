@@ -194,15 +194,20 @@ func (e *Engine) loop(ctx context.Context, msgs <-chan Message, fetchErr <-chan 
 		return nil
 	}
 	// settle records the batch in flight as stored (waiting for it if
-	// its write is failing), then flushes if a tick came meanwhile, or
-	// commits what it stored.
+	// its write is failing) and commits what it stored. A tick that came
+	// meanwhile advances and releases now, and its flush waits a whole
+	// interval: flushed at once, a store slower than the interval would
+	// get one small batch after another, each what came in during the
+	// write before it.
 	settle := func() error {
 		if err := e.await(ctx); err != nil {
 			return err
 		}
 		if e.due {
 			e.due = false
-			return onTick()
+			e.corr.AdvanceIdle(e.cfg.IdleAdvance)
+			e.corr.Release(false, e.emit)
+			tick.Reset(e.cfg.FlushInterval)
 		}
 		return e.commit(ctx)
 	}

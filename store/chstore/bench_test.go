@@ -9,9 +9,8 @@ import (
 	"github.com/ClickHouse/ch-go/compress"
 	chproto "github.com/ClickHouse/ch-go/proto"
 
-	"github.com/rs/zerolog"
-
 	"github.com/mcplens/mcplens/classify"
+	"github.com/mcplens/mcplens/pipeline"
 	"github.com/mcplens/mcplens/pipeline/enginetest"
 	"github.com/mcplens/mcplens/schema"
 	"github.com/mcplens/mcplens/store/chstore/clickhousetest"
@@ -94,14 +93,7 @@ func BenchmarkFileToClickHouse(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		dbDSN, _ := clickhousetest.NewDatabase(b, dsn)
-		s, err := Open(context.Background(), dbDSN, DefaultConfig(), zerolog.Nop(), nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := s.Migrate(context.Background(), schema.DefaultOptions()); err != nil {
-			b.Fatal(err)
-		}
+		s, _ := openFreshWith(b, dsn, schema.DefaultOptions())
 		enginetest.TimeFile(b, path, s)
 		var n uint64
 		if err := s.conn.QueryRow(context.Background(), "SELECT count() FROM exchanges").Scan(&n); err != nil || n != exchanges {
@@ -112,4 +104,15 @@ func BenchmarkFileToClickHouse(b *testing.B) {
 	}
 	b.ReportMetric(float64(2*exchanges*b.N)/b.Elapsed().Seconds(), "events/s")
 	b.ReportMetric(float64(exchanges*b.N)/b.Elapsed().Seconds(), "exchanges/s")
+}
+
+// BenchmarkFreshnessClickHouse is [enginetest.Freshness] into a fresh
+// database on the real ClickHouse server of CLICKHOUSE_DSN: from a
+// response's arrival to its exchange inserted on the server.
+func BenchmarkFreshnessClickHouse(b *testing.B) {
+	dsn := clickhousetest.DSN(b)
+	enginetest.Freshness(b, func() (pipeline.Sink, func()) {
+		s, _ := openFreshWith(b, dsn, schema.DefaultOptions())
+		return s, func() { s.Close() }
+	})
 }

@@ -25,7 +25,7 @@ func openFresh(t *testing.T, dsn string) (*Store, string) {
 	return openFreshWith(t, dsn, opts)
 }
 
-func openFreshWith(t *testing.T, dsn string, opts schema.Options) (*Store, string) {
+func openFreshWith(t testing.TB, dsn string, opts schema.Options) (*Store, string) {
 	t.Helper()
 	ctx := t.Context()
 	dbDSN, db := clickhousetest.NewDatabase(t, dsn)

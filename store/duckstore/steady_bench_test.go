@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcplens/mcplens/internal/loadgen"
 	"github.com/mcplens/mcplens/pipeline"
+	"github.com/mcplens/mcplens/pipeline/enginetest"
 )
 
 // BenchmarkLoadgenToDuckDB is `ingest --from file:... --to duckdb:...` on
@@ -53,4 +54,16 @@ func BenchmarkLoadgenToDuckDB(b *testing.B) {
 	}
 	b.ReportMetric(float64(truth.Lines*b.N)/took.Seconds(), "events/s")
 	b.ReportMetric(float64(truth.Exchanges*b.N)/took.Seconds(), "exchanges/s")
+}
+
+// BenchmarkFreshnessDuckDB is [enginetest.Freshness] into a fresh DuckDB file:
+// from a response's arrival to its exchange committed in the store.
+func BenchmarkFreshnessDuckDB(b *testing.B) {
+	enginetest.Freshness(b, func() (pipeline.Sink, func()) {
+		s, err := Open(context.Background(), filepath.Join(b.TempDir(), "f.duckdb"), Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return s, func() { s.Close() }
+	})
 }
