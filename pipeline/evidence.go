@@ -23,6 +23,13 @@ const (
 	attrErrorMessage = "mcp.error.message"
 )
 
+// AttrResultUnseen ("true") marks a record without bodies whose answer
+// arrived but whose content the observer did not record: a client span of a
+// tools/call without error.type, since a tool error is a result with
+// isError that a client span need not mark. Its envelope shows no answer,
+// so a 2xx is UNVERIFIED instead of a success.
+const AttrResultUnseen = "mcplens.result_unseen"
+
 // evidenceOf reads the evidence level of an observation's events (the
 // contract field "evidence", kept under attrs) and, for a record without
 // bodies, its envelope. answered: a response was recorded.
@@ -36,7 +43,7 @@ func evidenceOf(req, resp *schema.Event) (classify.Evidence, *classify.Envelope)
 	if ev != classify.EvidenceEnvelope {
 		return ev, nil
 	}
-	env := &classify.Envelope{Answered: resp != nil && resp.HTTPStatus > 0}
+	env := &classify.Envelope{Answered: resp != nil && resp.HTTPStatus > 0 && attrString(resp, AttrResultUnseen) != "true"}
 	for _, e := range []*schema.Event{req, resp} {
 		if e == nil {
 			continue

@@ -14,10 +14,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/mcplens/mcplens/pipeline"
 )
 
 // Format is the pipeline.Format of OTLP traces. The zero value is ready;
@@ -85,17 +88,23 @@ func event(res pcommon.Map, sp ptrace.Span) ([]byte, error) {
 	id := hex.EncodeToString(tid[:]) + "-" + hex.EncodeToString(sid[:])
 	start := sp.StartTimestamp().AsTime().UTC()
 	out := map[string]any{
-		"v": 1, "event_id": "otlp:" + id, "exchange_id": id, "kind": "exchange",
+		"v": 1, "event_id": "otlp:" + id, "exchange_id": exchangeOf(sp), "kind": "exchange",
 		"ts": start.Format(time.RFC3339Nano), "evidence": "envelope",
 		"http.method": "POST", "request_body": "", "response_body": "",
 	}
 	service := str(res, "service.name")
+	method := str(attrs, "mcp.method.name")
+	unseen := false
 	switch sp.Kind() {
 	case ptrace.SpanKindClient:
 		out["source"] = "client"
 		setIf(out, "client_name", service)
 		setIf(out, "client_version", str(res, "service.version"))
 		setIf(out, "server", str(attrs, "server.address"))
+		// A tool error is a result with isError, which a client span need
+		// not mark (the Python SDK's does not): without error.type the
+		// span shows the call was answered, not that the tool succeeded.
+		unseen = method == "tools/call" && str(attrs, "error.type") == ""
 	default:
 		out["source"] = "server"
 		setIf(out, "server", service)
@@ -125,6 +134,17 @@ func event(res pcommon.Map, sp ptrace.Span) ([]byte, error) {
 			kept[k] = v.AsString()
 		}
 	}
+	if _, ok := kept["gen_ai.tool.name"]; !ok && method == "tools/call" {
+		// The span name is "{method} {target}" (the MCP semantic
+		// conventions; the Python SDK's client writes "MCP send {method}
+		// {target}"): the tool a client span does not name otherwise.
+		if _, target, ok := strings.Cut(sp.Name(), method+" "); ok && target != "" && !strings.Contains(target, " ") {
+			kept["gen_ai.tool.name"] = target
+		}
+	}
+	if unseen {
+		kept[pipeline.AttrResultUnseen] = "true"
+	}
 	if msg := sp.Status().Message(); msg != "" {
 		kept["mcp.error.message"] = msg
 	}
@@ -133,6 +153,24 @@ func event(res pcommon.Map, sp ptrace.Span) ([]byte, error) {
 	}
 	out["attrs"] = kept
 	return json.Marshal(out)
+}
+
+// exchangeOf is the exchange id of an MCP span: trace id and span id. A
+// server span whose parent is the client span of the same request (the SDKs
+// inject the client span's trace context into the request, SEP-414) takes
+// the id the client span has, so that both views of one call are one
+// exchange seen by two observers; the request id keeps apart what two
+// server spans under one parent handled (a batch under an HTTP span).
+func exchangeOf(sp ptrace.Span) string {
+	tid, sid, parent := sp.TraceID(), sp.SpanID(), sp.ParentSpanID()
+	reqID := str(sp.Attributes(), "jsonrpc.request.id")
+	switch {
+	case sp.Kind() == ptrace.SpanKindServer && !parent.IsEmpty() && reqID != "":
+		return hex.EncodeToString(tid[:]) + "-" + hex.EncodeToString(parent[:]) + "-" + reqID
+	case sp.Kind() == ptrace.SpanKindClient && reqID != "":
+		return hex.EncodeToString(tid[:]) + "-" + hex.EncodeToString(sid[:]) + "-" + reqID
+	}
+	return hex.EncodeToString(tid[:]) + "-" + hex.EncodeToString(sid[:])
 }
 
 func str(m pcommon.Map, k string) string {

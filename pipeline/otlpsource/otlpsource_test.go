@@ -2,7 +2,10 @@ package otlpsource_test
 
 import (
 	"os"
+	"slices"
 	"testing"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/mcplens/mcplens/classify"
 	"github.com/mcplens/mcplens/pipeline/enginetest"
@@ -79,5 +82,92 @@ func FuzzExpand(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		otlpsource.Format{}.Expand(b, func([]byte, error) {})
+	})
+}
+
+// TestPythonSDKClientAndServerSpans: the Python SDK over Streamable HTTP
+// (testdata/record_http_spans.py) makes a client span per request sent and
+// a server span per request handled, the server span a child of the client
+// span. Both views of a call are one exchange seen by two observers, with
+// the client's name and the server's verdict; client spans alone name the
+// tool from the span name, and a tools/call without error.type (the client
+// does not mark isError) is UNVERIFIED, not a success.
+func TestPythonSDKClientAndServerSpans(t *testing.T) {
+	type want struct {
+		outcome classify.Outcome
+		class   classify.ErrorClass
+		rule    string
+	}
+	type key struct{ method, tool, id string }
+	both := map[key]want{
+		{"server/discover", "", "1"}:        {classify.Success, "", "envelope-success"},
+		{"tools/list", "", "2"}:             {classify.Success, "", "envelope-success"},
+		{"tools/call", "add", "3"}:          {classify.ToolSuccess, "", "envelope-tool-success"},
+		{"tools/call", "explode", "4"}:      {classify.ToolError, classify.ToolFailed, "envelope-tool-error"},
+		{"tools/call", "refuse", "5"}:       {classify.ToolError, classify.ToolFailed, "envelope-tool-error"},
+		{"tools/call", "add", "6"}:          {classify.ToolError, classify.ToolFailed, "envelope-tool-error"},
+		{"tools/call", "no_such_tool", "7"}: {classify.ToolError, classify.ToolFailed, "envelope-tool-error"},
+		{"prompts/get", "", "8"}:            {classify.JSONRPCError, "", "envelope-handler-error"},
+	}
+	clientOnly := map[key]want{
+		{"server/discover", "", "1"}:        {classify.Success, "", "envelope-success"},
+		{"tools/list", "", "2"}:             {classify.Success, "", "envelope-success"},
+		{"tools/call", "add", "3"}:          {classify.Unverified, "", "envelope-2xx"},
+		{"tools/call", "explode", "4"}:      {classify.Unverified, "", "envelope-2xx"},
+		{"tools/call", "refuse", "5"}:       {classify.Unverified, "", "envelope-2xx"},
+		{"tools/call", "add", "6"}:          {classify.Unverified, "", "envelope-2xx"},
+		{"tools/call", "no_such_tool", "7"}: {classify.Unverified, "", "envelope-2xx"},
+		{"prompts/get", "", "8"}:            {classify.JSONRPCError, classify.InternalError, "envelope-jsonrpc-error"},
+	}
+	check := func(t *testing.T, res enginetest.Result, wants map[key]want, sources []string) {
+		t.Helper()
+		if len(res.Quarantine) != 0 || len(res.Exchanges) != len(wants) {
+			t.Fatalf("%d exchanges, %d quarantined; want %d exchanges, one per call", len(res.Exchanges), len(res.Quarantine), len(wants))
+		}
+		for _, ex := range res.Exchanges {
+			k := key{ex.Method, ex.ToolName, ex.JSONRPCID}
+			w, ok := wants[k]
+			if !ok {
+				t.Errorf("unexpected exchange %+v", k)
+				continue
+			}
+			if ex.Outcome != w.outcome || ex.ErrorClass != w.class || ex.Rule != w.rule {
+				t.Errorf("%v: %s/%s rule %s, want %s/%s rule %s", k, ex.Outcome, ex.ErrorClass, ex.Rule, w.outcome, w.class, w.rule)
+			}
+			if !slices.Equal(ex.Sources, sources) || ex.ClientName != "python-mcp-client" || ex.Evidence != classify.EvidenceEnvelope {
+				t.Errorf("%v: sources %v client %q evidence %s, want %v python-mcp-client envelope", k, ex.Sources, ex.ClientName, ex.Evidence, sources)
+			}
+			if slices.Contains(sources, "server") && ex.Server != "python-mcp-demo" {
+				t.Errorf("%v: server %q, want python-mcp-demo from the server span", k, ex.Server)
+			}
+		}
+	}
+	for _, file := range []string{"testdata/python-sdk-http.pb", "testdata/python-sdk-http.json"} {
+		t.Run(file, func(t *testing.T) {
+			raw, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			check(t, enginetest.Run(t, otlpsource.Format{}, raw), both, []string{"client", "server"})
+		})
+	}
+	t.Run("client spans alone", func(t *testing.T) {
+		raw, err := os.ReadFile("testdata/python-sdk-http.pb")
+		if err != nil {
+			t.Fatal(err)
+		}
+		td, err := (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		td.ResourceSpans().RemoveIf(func(rs ptrace.ResourceSpans) bool {
+			name, _ := rs.Resource().Attributes().Get("service.name")
+			return name.AsString() != "python-mcp-client"
+		})
+		only, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(t, enginetest.Run(t, otlpsource.Format{}, only), clientOnly, []string{"client"})
 	})
 }

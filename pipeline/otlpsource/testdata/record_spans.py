@@ -3,10 +3,11 @@
 Runs an MCPServer in process with a few tools and drives it with the SDK's
 own Client: a successful call, a tool that raises, a tool that returns an
 error result, bad arguments, an unknown tool, an unknown prompt (a JSON-RPC
-error) and tools/list. The SDK's
-instrumentation makes one client span per request sent and one server span
-per request handled. They are written as the OpenTelemetry Collector's
-exporters write them:
+error) and tools/list. The SDK's instrumentation makes one server span per
+request handled; the in-process Client makes no client spans (they come
+from the SDK's JSON-RPC dispatcher, which a real transport uses:
+record_http_spans.py records both). They are written as the OpenTelemetry
+Collector's exporters write them:
 
   python-sdk.pb    one ExportTraceServiceRequest, protobuf (otlp_proto,
                    the Kafka exporter's default encoding)
