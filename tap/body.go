@@ -53,16 +53,25 @@ func trimPartialRune(p []byte) []byte {
 // that the event holds the body even when the upstream never reads it (a
 // fault injector, an auth check, a proxy that fails to connect). r.Body is
 // replaced by a reader that replays those bytes and then continues with the
-// rest of the original body, which is forwarded but not recorded.
+// rest of the original body, which is forwarded but not recorded. A body
+// read to its end here is replayed alone: the transport's last read, which
+// checks for the end, must not reach the original body, which net/http
+// closes once the response is being written (an upstream that answers at
+// once raced that read, the transport failed writing the request, tore the
+// upstream connection down and cut the answer mid-body: "use of closed
+// network connection", golang/go#40747).
 func captureRequest(r *http.Request, limit int) (body string, truncated bool) {
 	if r.Body == nil || r.Body == http.NoBody {
 		return "", false
 	}
 	head, err := io.ReadAll(io.LimitReader(r.Body, int64(limit)+1))
 	rest := io.Reader(r.Body)
-	if err != nil {
+	switch {
+	case err != nil:
 		// Let the upstream see the same failure after the bytes we got.
 		rest = errReader{fmt.Errorf("read request body: %w", err)}
+	case len(head) <= limit:
+		rest = eofReader{}
 	}
 	r.Body = replayBody{Reader: io.MultiReader(bytes.NewReader(head), rest), Closer: r.Body}
 	if len(head) > limit {
@@ -78,6 +87,11 @@ type replayBody struct {
 	io.Reader
 	io.Closer
 }
+
+// eofReader is the end of a body already read whole.
+type eofReader struct{}
+
+func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
 
 // errReader fails every read with err.
 type errReader struct{ err error }

@@ -96,6 +96,12 @@ func New(cfg Config, deps Deps) (*Recorder, error) {
 func (rec *Recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	reqBody, reqTruncated := captureRequest(r, rec.cfg.MaxBodyBytes)
+	if reqTruncated {
+		// The rest of a body over the cap still streams from the client:
+		// keep net/http from closing it when the answer begins, so the
+		// upstream gets all of it (captureRequest replays a whole body).
+		_ = http.NewResponseController(w).EnableFullDuplex()
+	}
 	rw := newResponseWriter(w, rec.cfg.MaxBodyBytes)
 	var (
 		panicked = true

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -189,6 +190,46 @@ func TestRecorderUnreadRequestBody(t *testing.T) {
 	}
 	if ev.ClientName != "curl" || ev.ClientVersion != "8.5.0" {
 		t.Errorf("client from User-Agent = %q %q", ev.ClientName, ev.ClientVersion)
+	}
+}
+
+// TestRecorderBodyAfterAnswer: an upstream may answer before it (or the
+// transport carrying the request to it) reads the request body to its end;
+// net/http closes the inbound body when the answer starts. The body the
+// recorder already read whole must still read to its end without an error:
+// the reverse proxy's transport makes that last read, and an error there
+// tore the upstream connection down and cut the answer mid-body.
+func TestRecorderBodyAfterAnswer(t *testing.T) {
+	for _, limit := range []int{0, 16} { // the default cap, and one the body is over
+		t.Run(fmt.Sprint("max_body_bytes=", limit), func(t *testing.T) { bodyAfterAnswer(t, limit) })
+	}
+}
+
+func bodyAfterAnswer(t *testing.T, limit int) {
+	const body = `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"x"}}`
+	readErr := make(chan error, 1)
+	srv, col := serve(t, tap.Config{MaxBodyBytes: limit}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush() // the answer has begun: net/http has closed the inbound body
+		got, err := io.ReadAll(r.Body)
+		if err == nil && string(got) != body {
+			err = fmt.Errorf("read %q after the answer began, want the whole body", got)
+		}
+		readErr <- err
+		_, _ = io.WriteString(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":9,\"result\":{\"content\":[]}}\n\n")
+	}))
+	resp := post(t, srv.URL, body, nil)
+	got, err := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if err != nil || !strings.Contains(string(got), `"id":9`) {
+		t.Errorf("the answer: %q, %v", got, err)
+	}
+	if err := <-readErr; err != nil {
+		t.Errorf("request body read after the answer began: %v", err)
+	}
+	if ev := waitEvents(t, col, 1)[0]; !strings.HasPrefix(body, ev.RequestBody) || ev.RequestBody == "" || (limit == 0) != (ev.RequestBody == body) {
+		t.Errorf("recorded body %q (cap %d)", ev.RequestBody, limit)
 	}
 }
 

@@ -139,9 +139,15 @@ func TestBrokerKilledUnderTraffic(t *testing.T) {
 	}
 	// One call in about 7,000 was seen (in 2 of 5 runs) to end with its
 	// upstream connection closed mid-body under this load ("ReverseProxy
-	// read error during body copy: use of closed network connection"); the
-	// cause is not found yet. Such a call is still recorded (the count
-	// below includes it). More than 0.1% is a failure of the tap.
+	// read error during body copy: use of closed network connection"). The
+	// cause found: the transport's last read of the request body, which
+	// the recorder had read whole, reached the inbound body net/http had
+	// closed when the fast upstream's answer began ("invalid Read on closed
+	// Body"), so the transport tore the upstream connection down
+	// (tap.TestRecorderBodyAfterAnswer; fixed in captureRequest). The
+	// tolerance stays until runs under load show no cut: such a call is
+	// still recorded (the count below includes it), and more than 0.1% is
+	// a failure of the tap.
 	if failed.Load()*1000 > sent.Load() {
 		t.Errorf("%d calls failed; the tap's warnings and errors:", failed.Load())
 		for line := range strings.SplitSeq(logs.String(), "\n") {

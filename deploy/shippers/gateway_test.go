@@ -193,41 +193,61 @@ func TestVectorConfig(t *testing.T) {
 	}
 }
 
+// vrlCommand is the vrl CLI (or vector vrl) on PATH, nil without one.
+func vrlCommand(t *testing.T) []string {
+	t.Helper()
+	if p, err := exec.LookPath("vrl"); err == nil {
+		return []string{p}
+	}
+	if p, err := exec.LookPath("vector"); err == nil {
+		return []string{p, "vrl"}
+	}
+	return nil
+}
+
+// runVRL runs a VRL program over log lines as Vector's file source hands
+// them over ({"message": line} events) and returns what the CLI prints.
+func runVRL(t *testing.T, cmd []string, program string, lines [][]byte) []byte {
+	t.Helper()
+	var input bytes.Buffer
+	for _, line := range lines {
+		msg, _ := json.Marshal(map[string]string{"message": string(line)})
+		input.Write(append(msg, '\n'))
+	}
+	in := t.TempDir() + "/in.ndjson"
+	if err := os.WriteFile(in, input.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := exec.Command(cmd[0], append(cmd[1:], "--print-object", "--input", in, "--program", program)...)
+	run.Env = append(os.Environ(), "NO_COLOR=1")
+	out, err := run.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %v\n%s", run.Args, err, out)
+	}
+	return out
+}
+
 // TestGatewayVRL runs gateway.vrl with the vrl CLI (or vector vrl) when one
 // is on PATH and requires the Go reference's events; without one it says
 // so and the text check above stands alone.
 func TestGatewayVRL(t *testing.T) {
-	var cmd []string
-	if p, err := exec.LookPath("vrl"); err == nil {
-		cmd = []string{p}
-	} else if p, err := exec.LookPath("vector"); err == nil {
-		cmd = []string{p, "vrl"}
-	} else {
+	cmd := vrlCommand(t)
+	if cmd == nil {
 		t.Log("unchecked: no vrl or vector binary on PATH, gateway.vrl was not run (cargo install vrl provides one)")
 		return
 	}
-	var input bytes.Buffer
+	var lines [][]byte
 	var want []map[string]any
 	for _, s := range samples(t, "gateway") {
 		line := compact(t, s.in)
-		msg, _ := json.Marshal(map[string]string{"message": string(line)})
-		input.Write(append(msg, '\n'))
+		lines = append(lines, line)
 		ev, err := Gateway(line)
 		if err != nil {
 			t.Fatal(err)
 		}
 		want = append(want, ev)
 	}
-	in := t.TempDir() + "/in.ndjson"
-	if err := os.WriteFile(in, input.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	run := exec.Command(cmd[0], append(cmd[1:], "--print-object", "--input", in, "--program", "gateway.vrl")...)
-	run.Env = append(os.Environ(), "NO_COLOR=1")
-	out, err := run.CombinedOutput()
-	if err != nil {
-		t.Fatalf("%v: %v\n%s", run.Args, err, out)
-	}
+	out := runVRL(t, cmd, "gateway.vrl", lines)
 	var wantLines bytes.Buffer
 	for _, ev := range want {
 		line, _ := json.Marshal(ev)
@@ -243,7 +263,6 @@ func TestGatewayVRL(t *testing.T) {
 	t.Logf("ran %s on %d samples", cmd[0], len(want))
 }
 
-// FuzzGateway: any line maps without panicking, and what maps is JSON.
 func FuzzGateway(f *testing.F) {
 	ins, _ := filepath.Glob(filepath.Join("testdata", "gateway", "in", "*.json"))
 	for _, in := range ins {
