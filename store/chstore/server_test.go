@@ -2,7 +2,10 @@ package chstore
 
 import (
 	"context"
+	"io"
+	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -166,4 +169,60 @@ func TestServerCredentials(t *testing.T) {
 	if n := count(t, s, "SELECT count() FROM exchanges"); int(n) != len(b.Exchanges) {
 		t.Errorf("%d rows stored, want %d", n, len(b.Exchanges))
 	}
+}
+
+// TestServerDebugDSNKeepsStdout: debug=true in the DSN turns the driver's
+// debug log on; its lines go to the store's log, never to stdout, which
+// carries `ingest --to stdout` records.
+func TestServerDebugDSNKeepsStdout(t *testing.T) {
+	dbDSN, _ := clickhousetest.NewDatabase(t, clickhousetest.DSN(t))
+	opts := schema.DefaultOptions()
+	opts.TTL, opts.BodyTTL = 0, 0 // the corpus is weeks old
+	sep := "?"
+	if strings.Contains(dbDSN, "?") {
+		sep = "&"
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	printed := make(chan []byte)
+	go func() { b, _ := io.ReadAll(r); printed <- b }()
+	stdout := os.Stdout
+	os.Stdout = w
+	var logs strings.Builder
+	s, err := Open(t.Context(), dbDSN+sep+"debug=true", DefaultConfig(), zerolog.New(&syncWriter{w: &logs}), nil)
+	if err == nil {
+		err = s.Migrate(t.Context(), opts)
+	}
+	if err == nil {
+		err = s.Write(t.Context(), loadCorpusBatch(t))
+	}
+	if s != nil {
+		_ = s.Close()
+	}
+	os.Stdout = stdout
+	_ = w.Close()
+	out := <-printed
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) > 0 {
+		t.Errorf("the driver printed %d bytes to stdout: %.300s", len(out), out)
+	}
+	if !strings.Contains(logs.String(), "clickhouse-go") {
+		t.Errorf("the driver's debug lines are not in the store's log: %.300s", logs.String())
+	}
+}
+
+// syncWriter serialises writes from the driver's goroutines.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }

@@ -22,6 +22,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"reflect"
 	"strings"
@@ -119,6 +120,11 @@ func Open(ctx context.Context, dsn string, cfg Config, logger zerolog.Logger, re
 	o, err := cfg.options(dsn)
 	if err != nil {
 		return nil, err
+	}
+	if o.Debug {
+		// The driver's own debug logger prints to stdout, which carries
+		// `ingest --to stdout` records: its lines go to our log instead.
+		o.Logger = slog.New(slog.NewTextHandler(logger.With().Str("component", "clickhouse-go").Logger(), &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	conn, err := clickhouse.Open(o)
 	if err != nil {
