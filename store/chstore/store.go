@@ -121,7 +121,7 @@ func Open(ctx context.Context, dsn string, cfg Config, logger zerolog.Logger, re
 	if err != nil {
 		return nil, err
 	}
-	if o.Debug {
+	if o.Debug { //nolint:staticcheck // set by debug=true in the DSN; Logger is how to redirect it
 		// The driver's own debug logger prints to stdout, which carries
 		// `ingest --to stdout` records: its lines go to our log instead.
 		o.Logger = slog.New(slog.NewTextHandler(logger.With().Str("component", "clickhouse-go").Logger(), &slog.HandlerOptions{Level: slog.LevelDebug}))
