@@ -72,3 +72,35 @@ func TestOTLPFromKafka(t *testing.T) {
 		t.Errorf("%d exchanges, want the 8 server spans once", n)
 	}
 }
+
+// TestAgentgatewayFromKafka: agentgateway's log lines forwarded to Kafka
+// unchanged (one line per message, as a shipper without a mapping sends
+// them) are read like the file: its own logs skipped, the line with a bad
+// time quarantined, one exchange per request line.
+func TestAgentgatewayFromKafka(t *testing.T) {
+	brokers := kafkatest.Brokers(t)
+	topic := kafkatest.NewTopic(t, brokers, 1)
+	raw, err := os.ReadFile("../../pipeline/agentgateway/testdata/access.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.Split(bytes.TrimSpace(raw), []byte("\n"))
+	kafkatest.Produce(t, brokers, topic, lines...)
+	out := filepath.Join(t.TempDir(), "out.ndjson")
+	p := startIngest(t, "--format", "agentgateway", "--from", fmt.Sprintf("kafka://%s/%s?group=g-%s&start=first", brokers, topic, topic),
+		"--to", "file:"+out, "--listen", "", "--flush-interval", "50ms", "--idle-advance", "300ms")
+	// The GET line (the server's stream) comes out last, some 30 s after
+	// the others here (in event time, which idle advance moves on).
+	waitFor(t, "the request lines' exchanges", 120*time.Second, func() bool { return len(outputIDs(t, out)) >= 6 })
+	time.Sleep(time.Second)
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	_ = p.cmd.Wait()
+	if n := len(outputIDs(t, out)); n != 6 {
+		t.Errorf("%d exchanges, want the 6 request lines once", n)
+	}
+	if !strings.Contains(p.stderr.String(), "time") {
+		t.Errorf("no quarantine of the line with a bad time:\n%s", p.stderr.String())
+	}
+}
