@@ -80,11 +80,19 @@ func (c *classifier) run() {
 	// dispatches the last SSE event.
 	body := ex.ResponseBody
 	r.Transport = c.transport(body)
+	method := strings.ToUpper(ex.HTTPMethod)
+	if ex.Status == 405 && (method == "GET" || method == "DELETE") {
+		// The spec's own answer of a server that offers no stream at the
+		// endpoint (GET; stateless servers such as the TypeScript v2 SDK's
+		// default) or does not let clients end sessions (DELETE): the
+		// client goes on without it, nothing failed.
+		c.set(Success, ClassNone, "http-"+strings.ToLower(method)+"-405")
+		return
+	}
 	if ex.Status < 200 || ex.Status > 299 {
 		c.httpError(body)
 		return
 	}
-	method := strings.ToUpper(ex.HTTPMethod)
 	switch {
 	case method == "GET" || method == "DELETE":
 		// A GET opens (or resumes) the server's stream, a DELETE ends the

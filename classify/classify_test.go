@@ -102,7 +102,14 @@ func TestProviderErrorPage(t *testing.T) {
 	h401 := Header{"content-type": "application/json", "www-authenticate": `Bearer resource_metadata="https://example.com/.well-known/oauth-protected-resource"`}
 	check(t, "401", post(callReq, 401, h401, `{"jsonrpc":"2.0","error":{"code":-32000,"message":"Unauthorized"},"id":null}`),
 		want{outcome: HTTPError, class: AuthRequired, code: code(-32000), advice: AdviceReauthenticate, risk: RiskNone, known: yes()})
+	// A server without a GET stream (the TypeScript v2 SDK's stateless
+	// default) answers GET with 405, as the spec says: not a failure. A
+	// POST answered 405 is one.
 	check(t, "405 GET", Exchange{HTTPMethod: "GET", Status: 405, ResponseHeaders: jsonCT, ResponseBody: []byte(`{"jsonrpc":"2.0","error":{"code":-32000,"message":"Method not allowed."},"id":null}`)},
+		want{outcome: Success, advice: AdviceNone, risk: RiskNone})
+	check(t, "405 DELETE", Exchange{HTTPMethod: "DELETE", Status: 405, ResponseHeaders: jsonCT, ResponseBody: []byte(`{"jsonrpc":"2.0","error":{"code":-32000,"message":"Method not allowed."},"id":null}`)},
+		want{outcome: Success, advice: AdviceNone, risk: RiskNone})
+	check(t, "405 POST", post(callReq, 405, jsonCT, `{"jsonrpc":"2.0","error":{"code":-32000,"message":"Method not allowed."},"id":null}`),
 		want{outcome: HTTPError, class: MethodNotAllowed, code: code(-32000)})
 	h429 := Header{"content-type": "application/json", "retry-after": "30"}
 	check(t, "429", post(callReq, 429, h429, `{"jsonrpc":"2.0","error":{"code":-32000,"message":"Quota exceeded"},"id":null}`),
