@@ -81,11 +81,7 @@ func (c *classifier) run() {
 	body := ex.ResponseBody
 	r.Transport = c.transport(body)
 	method := strings.ToUpper(ex.HTTPMethod)
-	if ex.Status == 405 && (method == "GET" || method == "DELETE") {
-		// The spec's own answer of a server that offers no stream at the
-		// endpoint (GET; stateless servers such as the TypeScript v2 SDK's
-		// default) or does not let clients end sessions (DELETE): the
-		// client goes on without it, nothing failed.
+	if notOffered(ex) {
 		c.set(Success, ClassNone, "http-"+strings.ToLower(method)+"-405")
 		return
 	}
@@ -219,4 +215,13 @@ func truncate(s string) string {
 		}
 	}
 	return s
+}
+
+// notOffered reports a GET or DELETE answered 405: the spec's own answer
+// of a server that offers no stream at the endpoint (GET; stateless
+// servers such as the TypeScript v2 SDK's default) or does not let
+// clients end sessions (DELETE). The client goes on without it: nothing
+// failed.
+func notOffered(ex *Exchange) bool {
+	return ex.Status == 405 && (strings.EqualFold(ex.HTTPMethod, "GET") || strings.EqualFold(ex.HTTPMethod, "DELETE"))
 }

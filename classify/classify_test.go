@@ -109,6 +109,8 @@ func TestProviderErrorPage(t *testing.T) {
 		want{outcome: Success, advice: AdviceNone, risk: RiskNone})
 	check(t, "405 DELETE", Exchange{HTTPMethod: "DELETE", Status: 405, ResponseHeaders: jsonCT, ResponseBody: []byte(`{"jsonrpc":"2.0","error":{"code":-32000,"message":"Method not allowed."},"id":null}`)},
 		want{outcome: Success, advice: AdviceNone, risk: RiskNone})
+	check(t, "405 GET status only", Exchange{HTTPMethod: "GET", Status: 405, Evidence: EvidenceStatusOnly},
+		want{outcome: Success, advice: AdviceNone, risk: RiskNone})
 	check(t, "405 POST", post(callReq, 405, jsonCT, `{"jsonrpc":"2.0","error":{"code":-32000,"message":"Method not allowed."},"id":null}`),
 		want{outcome: HTTPError, class: MethodNotAllowed, code: code(-32000)})
 	h429 := Header{"content-type": "application/json", "retry-after": "30"}

@@ -72,6 +72,9 @@ func (c *classifier) metadata() {
 	}
 	r.Transport = TransportNone
 	switch {
+	case notOffered(ex):
+		c.set(Success, ClassNone, string(ex.Evidence)+"-http-"+strings.ToLower(ex.HTTPMethod)+"-405")
+		return
 	case ex.Status < 200 || ex.Status > 299:
 		c.httpError(nil)
 		r.Rule = string(ex.Evidence) + "-http-status"
