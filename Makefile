@@ -99,6 +99,14 @@ test-dashboards:
 test-shippers-ottl:
 	cd deploy/shippers/ottlrun && $(GO) vet ./... && $(GO) test -count=1 ./...
 
+## test-shippers-vrl: gateway.vrl and agentgateway.vrl run by the vrl CLI
+## over the shipper corpora, expecting the Go references' events. Needs
+## `cargo install vrl --version 0.38.0 --locked` on PATH (a long build, so
+## not part of `make test`); fails without it.
+.PHONY: test-shippers-vrl
+test-shippers-vrl:
+	MCPLENS_REQUIRE_VRL=1 $(GO) test -count=1 -run 'VRL' -v ./deploy/shippers
+
 ## test-api: schemathesis fuzzes a live cmd/api from its OpenAPI document
 ## (needs `pip install schemathesis`, which .ci/run does).
 .PHONY: test-api

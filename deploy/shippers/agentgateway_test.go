@@ -3,10 +3,13 @@ package shippers
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/goccy/go-yaml"
 
 	"github.com/mcplens/mcplens/pipeline/agentgateway"
 	"github.com/mcplens/mcplens/pipeline/enginetest"
@@ -150,4 +153,71 @@ func mustJSON(t *testing.T, v any) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestAgentgatewayVRL runs agentgateway.vrl with the vrl CLI (or vector
+// vrl) when one is on PATH, on the same lines as TestAgentgatewayLua, and
+// requires the reference's events; without one it says so.
+func TestAgentgatewayVRL(t *testing.T) {
+	cmd := vrlCommand(t)
+	if cmd == nil {
+		t.Log("unchecked: no vrl or vector binary on PATH, agentgateway.vrl was not run (cargo install vrl provides one)")
+		return
+	}
+	lines := agentgatewayLines(t)
+	got := parseEvents(t, runVRL(t, cmd, "agentgateway.vrl", lines))
+	if len(got) != len(lines) {
+		t.Fatalf("%d events for %d lines", len(got), len(lines))
+	}
+	for i, line := range lines {
+		want, wantErr, isRequest := reference(line)
+		ev, _ := got[i].(map[string]any)
+		out := mustJSON(t, ev)
+		switch {
+		case !isRequest:
+			if ev["mcplens_drop"] != true {
+				t.Errorf("line %d is no request; the program gave %s", i+1, out)
+			}
+		case wantErr != nil:
+			if reason, _ := ev["unmappable"].(string); reason == "" || ev["raw"] == nil {
+				t.Errorf("line %d: the reference quarantines it (%v); the program gave %s", i+1, wantErr, out)
+			}
+		default:
+			decodes(t, "VRL output", out)
+			if !sameEvents(t, out, want) {
+				t.Errorf("line %d: agentgateway.vrl and pipeline/agentgateway disagree\nvrl: %s\ngo:  %s", i+1, out, want)
+			}
+		}
+	}
+	t.Logf("ran %s on %d lines", cmd[0], len(lines))
+}
+
+// TestVectorAgentgatewayConfig checks the wiring of
+// vector-agentgateway.yaml: the remap runs agentgateway.vrl, the filter
+// drops what it marks, Kafka gets the rest keyed by a contract field.
+func TestVectorAgentgatewayConfig(t *testing.T) {
+	raw, err := os.ReadFile("vector-agentgateway.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg struct {
+		Transforms map[string]map[string]any `yaml:"transforms"`
+		Sinks      map[string]map[string]any `yaml:"sinks"`
+	}
+	if err := yaml.Unmarshal(raw, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	remap, filter, kafka := cfg.Transforms["mcp_contract"], cfg.Transforms["mcp_requests"], cfg.Sinks["mcplens_kafka"]
+	if remap["type"] != "remap" || !strings.HasSuffix(fmt.Sprint(remap["file"]), "/agentgateway.vrl") || remap["drop_on_error"] != true {
+		t.Errorf("remap %v: want agentgateway.vrl, dropping errors", remap)
+	}
+	if filter["type"] != "filter" || fmt.Sprint(filter["inputs"]) != "[mcp_contract]" || !strings.Contains(fmt.Sprint(filter["condition"]), "mcplens_drop") {
+		t.Errorf("filter %v: want the remap's output without what it marks mcplens_drop", filter)
+	}
+	if fmt.Sprint(kafka["inputs"]) != "[mcp_requests]" || kafka["key_field"] != "session_id" {
+		t.Errorf("kafka %v: want the filter's output keyed by session_id", kafka)
+	}
+	if fmt.Sprint(cfg.Sinks["rejected"]["inputs"]) != "[mcp_contract.dropped]" {
+		t.Errorf("rejected %v: want what the program failed on", cfg.Sinks["rejected"])
+	}
 }

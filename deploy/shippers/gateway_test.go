@@ -193,7 +193,9 @@ func TestVectorConfig(t *testing.T) {
 	}
 }
 
-// vrlCommand is the vrl CLI (or vector vrl) on PATH, nil without one.
+// vrlCommand is the vrl CLI (or vector vrl) on PATH, nil without one;
+// with MCPLENS_REQUIRE_VRL=1 (make test-shippers-vrl) a missing one fails
+// the test instead.
 func vrlCommand(t *testing.T) []string {
 	t.Helper()
 	if p, err := exec.LookPath("vrl"); err == nil {
@@ -201,6 +203,9 @@ func vrlCommand(t *testing.T) []string {
 	}
 	if p, err := exec.LookPath("vector"); err == nil {
 		return []string{p, "vrl"}
+	}
+	if os.Getenv("MCPLENS_REQUIRE_VRL") == "1" {
+		t.Fatal("MCPLENS_REQUIRE_VRL=1 but no vrl or vector binary on PATH (cargo install vrl --version 0.38.0 --locked)")
 	}
 	return nil
 }
