@@ -26,6 +26,11 @@ type Config struct {
 	// RetryMin and RetryMax bound the backoff between failed sink writes.
 	// Defaults 200ms and 30s.
 	RetryMin, RetryMax time.Duration
+	// GiveUp is how long writes may keep failing with errors the sink
+	// calls permanent ([Permanenter]: a missing database or table, a user
+	// without the right) before the engine stops with the error; outages
+	// are retried for as long as they last. Default 2m.
+	GiveUp time.Duration
 	// ShutdownTimeout bounds the final flush on stop. Default 30s.
 	ShutdownTimeout time.Duration
 	// IdleAdvance: after this long (wall clock) without input, event time
@@ -72,6 +77,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.FlushInterval, "flush-interval", time.Second, "longest time a finished exchange waits before it is written")
 	fs.DurationVar(&c.RetryMin, "retry-min", 200*time.Millisecond, "first backoff after a failed sink write")
 	fs.DurationVar(&c.RetryMax, "retry-max", 30*time.Second, "longest backoff between failed sink writes")
+	fs.DurationVar(&c.GiveUp, "give-up-after", 2*time.Minute, "how long sink writes may keep failing with an error the store says no retry can pass (a missing database or table, a user without the right) before ingest stops with it, uncommitted; outages are retried for as long as they last")
 	fs.DurationVar(&c.IdleAdvance, "idle-advance", 5*time.Second, "after this long without input, event time advances with the wall clock so the last exchanges are released")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "how long the final flush and commit may take on stop")
 	fs.IntVar(&c.MetricsMaxServers, "metrics-max-servers", 100, "most distinct server label values in the per-server metrics; servers seen after that are counted as server=\"_other\"")
@@ -94,6 +100,7 @@ func (c *Config) Validate() error {
 	pos("batch-size", c.BatchSize > 0)
 	pos("flush-interval", c.FlushInterval > 0)
 	pos("retry-min", c.RetryMin > 0)
+	pos("give-up-after", c.GiveUp > 0)
 	pos("shutdown-timeout", c.ShutdownTimeout > 0)
 	pos("idle-advance", c.IdleAdvance > 0)
 	pos("metrics-max-servers", c.MetricsMaxServers > 0)

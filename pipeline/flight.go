@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -99,6 +100,9 @@ func (e *Engine) await(ctx context.Context) error {
 	if f.failed {
 		e.corr.Paused(f.took)
 		f.failed = false
+	}
+	if errors.Is(f.err, errGaveUp) {
+		return f.err // the store refused it for --give-up-after already
 	}
 	if f.err != nil {
 		start, failed := e.d.Now(), false

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -19,6 +20,19 @@ type Pinger interface {
 	Ping(ctx context.Context) error
 }
 
+// Permanenter is a Sink that can tell an error no retry can pass (the
+// store's configuration: a missing database or table, a user without the
+// right) from an outage. The engine retries such errors for
+// Config.GiveUp, then stops with the error, nothing committed past the
+// last stored batch; a write that fails the same way every time is not
+// retried forever.
+type Permanenter interface {
+	Permanent(err error) bool
+}
+
+// errGaveUp wraps the last error of writes that kept failing permanently.
+var errGaveUp = errors.New("sink refused every write")
+
 // write stores b, retrying with backoff while ctx lasts. A batch the sink
 // refuses while it answers Ping is split until each refused row is alone:
 // that row is quarantined with the store's reason and the others are
@@ -30,6 +44,7 @@ type Pinger interface {
 // batch's writer goroutine (flight.go).
 func (e *Engine) write(ctx context.Context, b *schema.Batch, failed func()) error {
 	backoff := e.cfg.RetryMin
+	var since time.Time // of the failing run of permanent errors
 	for {
 		err := e.d.Sink.Write(ctx, b)
 		if err == nil {
@@ -37,6 +52,17 @@ func (e *Engine) write(ctx context.Context, b *schema.Batch, failed func()) erro
 		}
 		failed()
 		e.m.sinkErrors.Inc()
+		if p, ok := e.d.Sink.(Permanenter); ok && ctx.Err() == nil && p.Permanent(err) {
+			now := e.d.Now()
+			if since.IsZero() {
+				since = now
+			}
+			if d := now.Sub(since); d >= e.cfg.GiveUp {
+				return fmt.Errorf("%w for %s (--give-up-after): %w", errGaveUp, d.Round(time.Second), err)
+			}
+		} else {
+			since = time.Time{}
+		}
 		if e.refused(ctx) {
 			e.d.Logger.Warn().Err(err).Int("rows", b.Len()).Msg("store refused the batch while reachable; isolating the refused rows")
 			if err = e.isolate(ctx, b); err == nil {

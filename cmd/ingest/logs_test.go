@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcplens/mcplens/internal/logging/logtest"
+	"github.com/mcplens/mcplens/store/chstore/clickhousetest"
 )
 
 // TestStderrIsZerologJSON runs the ingester where libraries complain (a
@@ -82,4 +84,52 @@ func TestStderrIsZerologJSON(t *testing.T) {
 			t.Errorf("no summary entry:\n%s", stderr.String())
 		}
 	})
+}
+
+// TestGiveUpOnReadOnlyUser: a ClickHouse user that may read but not write
+// is refused every write, which no retry changes: ingest stops after
+// --give-up-after with an error saying so, and exits non-zero, instead of
+// retrying for ever.
+func TestGiveUpOnReadOnlyUser(t *testing.T) {
+	dsn := clickhousetest.DSN(t)
+	dbDSN, db := clickhousetest.NewDatabase(t, dsn)
+	in := filepath.Join(t.TempDir(), "in.ndjson")
+	line := `{"v":1,"event_id":"a","ts":"2026-11-02T10:00:00Z","kind":"exchange","source":"gateway","server":"s","http.status":200,"request_body":"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}","response_body":"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[]}}"}` + "\n"
+	if err := os.WriteFile(in, []byte(line), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The schema first, as its owner would create it.
+	if out, err := exec.Command(ingestBin, "--from", "file:"+in, "--to", dbDSN, "--migrate", "--listen", "", "--progress", "never").CombinedOutput(); err != nil {
+		t.Fatalf("migrate: %v\n%s", err, out)
+	}
+	u, err := url.Parse(clickhousetest.WithDatabase(t, dsn, db))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.UserPassword("reader", clickhousetest.ReaderPassword)
+	cmd := exec.Command(ingestBin, "--from", "file:"+in, "--to", u.String(), "--listen", "", "--progress", "never",
+		"--give-up-after", "2s", "--retry-max", "200ms")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	done := make(chan error, 1)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatalf("ingest as a read-only user succeeded:\n%s", stderr.String())
+		}
+	case <-time.After(3 * time.Minute):
+		_ = cmd.Process.Kill()
+		t.Fatalf("ingest as a read-only user still retries after 3 minutes (--give-up-after 2s):\n%.2000s", stderr.String())
+	}
+	entries := logtest.CheckLines(t, "ingest as a read-only user", stderr.Bytes(), "ingest")
+	if e := logtest.Find(entries, "sink refused every write"); e == nil || !strings.Contains(stderr.String(), "read-only") {
+		t.Errorf("no entry says the store refused every write as read-only:\n%.2000s", stderr.String())
+	}
+	if strings.Contains(stderr.String(), clickhousetest.ReaderPassword) {
+		t.Error("the log holds the DSN's password")
+	}
 }

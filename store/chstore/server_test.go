@@ -113,7 +113,7 @@ func TestServerMissingDatabase(t *testing.T) {
 		"seed":                   func() error { _, _, err := s.Seed(t.Context(), time.Minute); return err }(),
 		"migrate without create": s.Migrate(t.Context(), schema.Options{DB: db}),
 	} {
-		if err == nil || !strings.Contains(err.Error(), db) || !strings.Contains(err.Error(), "--migrate") || Transient(err) {
+		if err == nil || !strings.Contains(err.Error(), db) || !strings.Contains(err.Error(), "--migrate") || Transient(err) || (name == "write" && !s.Permanent(err)) {
 			t.Errorf("%s: %v; want a permanent error naming %s and --migrate", name, err, db)
 		}
 	}
@@ -153,7 +153,7 @@ func TestServerCredentials(t *testing.T) {
 	defer r.Close()
 	start := time.Now()
 	err = r.Write(ctx, b)
-	if err == nil || Transient(err) || !strings.Contains(err.Error(), `user "reader" is read-only`) {
+	if err == nil || Transient(err) || !r.Permanent(err) || !strings.Contains(err.Error(), `user "reader" is read-only`) {
 		t.Errorf("write as a read-only user: %v; want a permanent error saying so", err)
 	}
 	if d := time.Since(start); d > 30*time.Second {

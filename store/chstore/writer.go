@@ -170,6 +170,28 @@ var transientCodes = map[int32]bool{
 	999: true, // KEEPER_EXCEPTION
 }
 
+// permanentCodes are ClickHouse error codes that say the store is set up
+// so that no write can pass: the schema or database is missing, or the
+// user may not write.
+var permanentCodes = map[int32]bool{
+	16:  true, // NO_SUCH_COLUMN_IN_TABLE (a schema older than the ingester: --migrate)
+	60:  true, // UNKNOWN_TABLE
+	81:  true, // UNKNOWN_DATABASE
+	164: true, // READONLY
+	192: true, // UNKNOWN_USER
+	497: true, // ACCESS_DENIED
+	516: true, // AUTHENTICATION_FAILED
+}
+
+// Permanent implements pipeline.Permanenter: the server refused the
+// write because of how it is set up (a missing database, table or
+// column, a user without the right), which no retry changes until an
+// operator does; the pipeline gives up after --give-up-after.
+func (s *Store) Permanent(err error) bool {
+	var ex *clickhouse.Exception
+	return errors.As(err, &ex) && permanentCodes[ex.Code]
+}
+
 // Transient reports whether an insert error may go away on its own
 // (network trouble, server overload); other errors (bad SQL, types,
 // permissions) are returned at once.
