@@ -440,6 +440,14 @@ func (e *Engine) flush(ctx context.Context) error {
 		e.batch.Token = schema.BatchToken(e.covered())
 		e.batch.State = e.state
 		e.launch(ctx)
+		// Stored before reading on: with the write left in flight while
+		// the loop read on, a restarted Kafka ingester stalled with its
+		// commits stuck in 2 of 5 runs of duckstore
+		// TestKafkaBacklogThreePartitions (never once awaited at once);
+		// the cause is not found, so the overlap is withdrawn.
+		if err := e.await(ctx); err != nil {
+			return err
+		}
 	}
 	return e.commit(ctx)
 }

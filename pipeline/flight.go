@@ -9,7 +9,10 @@ import (
 	"github.com/mcplens/mcplens/schema"
 )
 
-// A batch is stored by a goroutine of its own while the loop reads,
+// A batch is stored by a goroutine of its own. Engine.flush awaits it at
+// once for now: left in flight while the loop read on, a restarted Kafka
+// ingester stalled with its commits stuck in some runs (see flush). The
+// design below is what the overlap did: the loop reads,
 // classifies and fills the next batch, so the ingester does not idle
 // while the store works. At most one batch is in flight: the next flush
 // first waits for it (a full batch holds the loop there, which bounds the
