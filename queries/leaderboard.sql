@@ -3,7 +3,8 @@
 -- 'p99'): volume, overall and per-layer error rates, and p50/p95/p99 of
 -- duration_ms over exchanges that got an answer (not NO_RESPONSE). Error
 -- rates are shares of all exchanges; ACCEPTED is not an error, nor are
--- INPUT_REQUIRED and CANCELLED (the client's decision). Tools count tools/call exchanges only.
+-- INPUT_REQUIRED and CANCELLED (the client's decision) and UNVERIFIED (a
+-- 2xx whose record cannot show more). Tools count tools/call exchanges only.
 -- The counts are summed from a count per group, layer and outcome (a few
 -- dozen rows per group; DuckDB sums no rows to NULL, hence coalesce)
 -- rather than filtered row by row, and the three
@@ -42,7 +43,7 @@ FROM (
            if(c.answered = 0, NULL, q.qs[3]) AS p99_ms
     FROM (
         SELECT group_key, sum(n) AS total,
-               coalesce(sumIf(n, outcome NOT IN ('SUCCESS', 'TOOL_SUCCESS', 'ACCEPTED', 'INPUT_REQUIRED', 'CANCELLED')), 0) AS errors,
+               coalesce(sumIf(n, outcome NOT IN ('SUCCESS', 'TOOL_SUCCESS', 'ACCEPTED', 'INPUT_REQUIRED', 'CANCELLED', 'UNVERIFIED')), 0) AS errors,
                coalesce(sumIf(n, layer = 'transport' AND outcome != 'ACCEPTED'), 0) AS transport_errors,
                coalesce(sumIf(n, layer = 'protocol'), 0) AS protocol_errors,
                coalesce(sumIf(n, outcome = 'TOOL_ERROR'), 0) AS tool_errors,

@@ -118,8 +118,9 @@ func countRows(rows []breakdownRow) totals {
 			t.Accepted += n
 		case "INPUT_REQUIRED":
 			t.InputRequired += n
-		case "CANCELLED":
-			// The client's decision: neither a failure nor an answer.
+		case "CANCELLED", "UNVERIFIED":
+			// The client's decision, or a 2xx whose record cannot show
+			// more: neither a failure nor a success.
 		default:
 			t.Failed += n
 			t.ByLayer[r.Layer] += n

@@ -55,8 +55,9 @@ func classWords(class string) string {
 
 // okOutcomes are the outcomes that are not failures, as in the API's and
 // the dashboards' error rates; INPUT_REQUIRED and CANCELLED (the client's
-// decision) are no success either, and are counted apart.
-var okOutcomes = map[string]bool{"SUCCESS": true, "TOOL_SUCCESS": true, "ACCEPTED": true, "INPUT_REQUIRED": true, "CANCELLED": true}
+// decision) and UNVERIFIED (a 2xx whose record shows no more) are no
+// success either, and are counted apart.
+var okOutcomes = map[string]bool{"SUCCESS": true, "TOOL_SUCCESS": true, "ACCEPTED": true, "INPUT_REQUIRED": true, "CANCELLED": true, "UNVERIFIED": true}
 
 // behind2xx are the failed outcomes that only a 2xx answer can have: an
 // HTTP status outside 2xx is always HTTP_ERROR.

@@ -31,7 +31,7 @@ FROM (
            if(c.answered = 0, NULL, q.qs[3]) AS p99_ms
     FROM (
         SELECT group_key, sum(n) AS total,
-               coalesce(sum(n) FILTER (WHERE outcome NOT IN ('SUCCESS', 'TOOL_SUCCESS', 'ACCEPTED', 'INPUT_REQUIRED', 'CANCELLED')), 0) AS errors,
+               coalesce(sum(n) FILTER (WHERE outcome NOT IN ('SUCCESS', 'TOOL_SUCCESS', 'ACCEPTED', 'INPUT_REQUIRED', 'CANCELLED', 'UNVERIFIED')), 0) AS errors,
                coalesce(sum(n) FILTER (WHERE layer = 'transport' AND outcome != 'ACCEPTED'), 0) AS transport_errors,
                coalesce(sum(n) FILTER (WHERE layer = 'protocol'), 0) AS protocol_errors,
                coalesce(sum(n) FILTER (WHERE outcome = 'TOOL_ERROR'), 0) AS tool_errors,
