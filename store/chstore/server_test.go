@@ -5,12 +5,12 @@ import (
 	"io"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/mcplens/mcplens/internal/logging/logtest"
 	"github.com/mcplens/mcplens/queries"
 	"github.com/mcplens/mcplens/queries/querytest"
 	"github.com/mcplens/mcplens/schema"
@@ -190,8 +190,8 @@ func TestServerDebugDSNKeepsStdout(t *testing.T) {
 	go func() { b, _ := io.ReadAll(r); printed <- b }()
 	stdout := os.Stdout
 	os.Stdout = w
-	var logs strings.Builder
-	s, err := Open(t.Context(), dbDSN+sep+"debug=true", DefaultConfig(), zerolog.New(&syncWriter{w: &logs}), nil)
+	var logs logtest.Buffer
+	s, err := Open(t.Context(), dbDSN+sep+"debug=true", DefaultConfig(), zerolog.New(&logs), nil)
 	if err == nil {
 		err = s.Migrate(t.Context(), opts)
 	}
@@ -213,16 +213,4 @@ func TestServerDebugDSNKeepsStdout(t *testing.T) {
 	if !strings.Contains(logs.String(), "clickhouse-go") {
 		t.Errorf("the driver's debug lines are not in the store's log: %.300s", logs.String())
 	}
-}
-
-// syncWriter serialises writes from the driver's goroutines.
-type syncWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
 }
