@@ -1,6 +1,10 @@
 # mcplens developer entry points. `make test` is what CI runs (.ci/run).
 GO       ?= go
 PYTHON   ?= python3
+CARGO    ?= cargo
+# deploy/shippers/vrlrun's build, outside the tree, shared by worktrees.
+VRLRUN_TARGET ?= $(HOME)/.cache/mcplens/vrlrun
+VRLRUN   := $(VRLRUN_TARGET)/debug/vrlrun
 FUZZTIME ?=
 PKGS     := ./...
 
@@ -12,7 +16,7 @@ build:
 	$(GO) build -o bin/ ./cmd/...
 
 ## test: race-enabled unit and integration tests, then each fuzz target briefly.
-test: lint test-go fuzz test-chdb test-dashboards test-api test-api-clickhouse test-shippers-ottl
+test: lint test-go fuzz test-chdb test-dashboards test-api test-api-clickhouse test-shippers-ottl test-shippers-vrl
 
 test-go:
 	$(GO) test -race -count=1 -timeout 30m $(PKGS)
@@ -99,13 +103,21 @@ test-dashboards:
 test-shippers-ottl:
 	cd deploy/shippers/ottlrun && $(GO) vet ./... && $(GO) test -count=1 ./...
 
-## test-shippers-vrl: gateway.vrl and agentgateway.vrl run by the vrl CLI
-## over the shipper corpora, expecting the Go references' events. Needs
-## `cargo install vrl --version 0.38.0 --locked` on PATH (a long build, so
-## not part of `make test`); fails without it.
+## vrlrun: deploy/shippers/vrlrun, the VRL programs run by the vrl crate's
+## compiler and standard library as the vrl CLI runs them (a Rust crate of
+## its own, built with its Cargo.lock into $(VRLRUN_TARGET); the first
+## build takes minutes, later ones none).
+.PHONY: vrlrun
+vrlrun:
+	cd deploy/shippers/vrlrun && CARGO_TARGET_DIR=$(VRLRUN_TARGET) $(CARGO) build --locked --quiet
+
+## test-shippers-vrl: gateway.vrl and agentgateway.vrl run by vrlrun over
+## the shipper corpora, expecting the Go references' events (part of
+## `make test`; needs cargo). MCPLENS_VRL=/path/to/vrl runs them with
+## another binary taking the CLI's flags, the vrl CLI itself for one.
 .PHONY: test-shippers-vrl
-test-shippers-vrl:
-	MCPLENS_REQUIRE_VRL=1 $(GO) test -count=1 -run 'VRL' -v ./deploy/shippers
+test-shippers-vrl: $(if $(MCPLENS_VRL),,vrlrun)
+	MCPLENS_REQUIRE_VRL=1 MCPLENS_VRL=$(or $(MCPLENS_VRL),$(VRLRUN)) $(GO) test -count=1 -run 'VRL' -v ./deploy/shippers
 
 ## test-api: schemathesis fuzzes a live cmd/api from its OpenAPI document
 ## (needs `pip install schemathesis`, which .ci/run does).

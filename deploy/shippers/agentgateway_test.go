@@ -155,13 +155,13 @@ func mustJSON(t *testing.T, v any) []byte {
 	return b
 }
 
-// TestAgentgatewayVRL runs agentgateway.vrl with the vrl CLI (or vector
-// vrl) when one is on PATH, on the same lines as TestAgentgatewayLua, and
-// requires the reference's events; without one it says so.
+// TestAgentgatewayVRL runs agentgateway.vrl with vrlCommand's binary when
+// there is one, on the same lines as TestAgentgatewayLua, and requires the
+// reference's events; without one it says so.
 func TestAgentgatewayVRL(t *testing.T) {
 	cmd := vrlCommand(t)
 	if cmd == nil {
-		t.Log("unchecked: no vrl or vector binary on PATH, agentgateway.vrl was not run (cargo install vrl provides one)")
+		t.Log("unchecked: no VRL runner (MCPLENS_VRL, vrl or vector on PATH), agentgateway.vrl was not run (make test-shippers-vrl runs it)")
 		return
 	}
 	lines := agentgatewayLines(t)

@@ -8,8 +8,9 @@
 // (fluent-bit.yaml) and the OpenTelemetry Collector in the transform
 // processor of otelcol.yaml. The tests hold each of them to the field tables
 // [GatewayFields] and [OTelFields], run the Lua program on the sample lines
-// in testdata/, run the VRL program when a vrl or vector binary is on PATH,
-// and decode every mapped event with the ingester's own decoder.
+// in testdata/, run the VRL programs with vrlrun (make test-shippers-vrl)
+// or a vrl or vector binary on PATH, and decode every mapped event with the
+// ingester's own decoder.
 //
 // The functions here are pure and safe for concurrent use; they are not on
 // the ingest path (the ingester reads contract events, never these formats).

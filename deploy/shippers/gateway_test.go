@@ -193,11 +193,19 @@ func TestVectorConfig(t *testing.T) {
 	}
 }
 
-// vrlCommand is the vrl CLI (or vector vrl) on PATH, nil without one;
-// with MCPLENS_REQUIRE_VRL=1 (make test-shippers-vrl) a missing one fails
-// the test instead.
+// vrlCommand runs VRL programs: $MCPLENS_VRL when set (vrlrun, which
+// make test-shippers-vrl builds, or any binary taking the vrl CLI's flags),
+// else the vrl CLI (or vector vrl) on PATH, nil without one; with
+// MCPLENS_REQUIRE_VRL=1 (make test-shippers-vrl) a missing one fails the
+// test instead.
 func vrlCommand(t *testing.T) []string {
 	t.Helper()
+	if p := os.Getenv("MCPLENS_VRL"); p != "" {
+		if _, err := exec.LookPath(p); err != nil {
+			t.Fatalf("MCPLENS_VRL=%s: %v (make vrlrun builds it)", p, err)
+		}
+		return []string{p}
+	}
 	if p, err := exec.LookPath("vrl"); err == nil {
 		return []string{p}
 	}
@@ -205,13 +213,15 @@ func vrlCommand(t *testing.T) []string {
 		return []string{p, "vrl"}
 	}
 	if os.Getenv("MCPLENS_REQUIRE_VRL") == "1" {
-		t.Fatal("MCPLENS_REQUIRE_VRL=1 but no vrl or vector binary on PATH (cargo install vrl --version 0.38.0 --locked)")
+		t.Fatal("MCPLENS_REQUIRE_VRL=1 but MCPLENS_VRL is not set and no vrl or vector binary is on PATH (make test-shippers-vrl builds and sets one)")
 	}
 	return nil
 }
 
 // runVRL runs a VRL program over log lines as Vector's file source hands
-// them over ({"message": line} events) and returns what the CLI prints.
+// them over ({"message": line} events) and returns what the CLI prints:
+// each event after the program, one a line; an event whose run fails
+// prints its error instead, which the JSON decoding then rejects.
 func runVRL(t *testing.T, cmd []string, program string, lines [][]byte) []byte {
 	t.Helper()
 	var input bytes.Buffer
@@ -232,13 +242,13 @@ func runVRL(t *testing.T, cmd []string, program string, lines [][]byte) []byte {
 	return out
 }
 
-// TestGatewayVRL runs gateway.vrl with the vrl CLI (or vector vrl) when one
-// is on PATH and requires the Go reference's events; without one it says
-// so and the text check above stands alone.
+// TestGatewayVRL runs gateway.vrl with vrlCommand's binary when there is
+// one and requires the Go reference's events; without one it says so and
+// the text check above stands alone.
 func TestGatewayVRL(t *testing.T) {
 	cmd := vrlCommand(t)
 	if cmd == nil {
-		t.Log("unchecked: no vrl or vector binary on PATH, gateway.vrl was not run (cargo install vrl provides one)")
+		t.Log("unchecked: no VRL runner (MCPLENS_VRL, vrl or vector on PATH), gateway.vrl was not run (make test-shippers-vrl runs it)")
 		return
 	}
 	var lines [][]byte
