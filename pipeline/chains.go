@@ -1,6 +1,8 @@
 package pipeline
 
 import (
+	"math"
+	"strings"
 	"time"
 
 	"github.com/mcplens/mcplens/classify"
@@ -44,6 +46,20 @@ type keyTime struct {
 	ts  int64 // Unix nanoseconds
 }
 
+// attempt is what the retry window keeps of a call's newest exchange:
+// lastAttempt without what only a re-send from another session needs.
+type attempt struct {
+	id, chainID                        string
+	origin                             string
+	attempt                            int32
+	done, inputRequired, unknownBefore bool
+}
+
+func (a *attempt) last(ts int64) lastAttempt {
+	return lastAttempt{id: a.id, chainID: a.chainID, ts: ts, attempt: int(a.attempt), origin: a.origin,
+		done: a.done, inputRequired: a.inputRequired, unknownBefore: a.unknownBefore}
+}
+
 // chains links exchanges across time: retries of a failed or unknown
 // attempt (same server, session or client, method, tool and params hash),
 // MRTR follow-ups to the input request they answer, and the client's own
@@ -51,17 +67,24 @@ type keyTime struct {
 // recorded tools/list results. Exchanges must come in event-time order, as
 // the correlator releases them. It is not safe for concurrent use.
 //
-// Every Link costs O(1) amortised whatever the window holds: the last
-// attempt per key lives in a map, and the order in which keys were written
-// in a ring that expiry and the MaxKeys bound pop from its head (an entry
-// whose key was written again since is skipped). The ring holds one entry
-// per Link within the window, so at most MaxKeys plus the links of one
-// window.
+// Every Link costs O(1) amortised whatever the window holds. Each call
+// leaves one entry in a window keyed by hash (keyed.go): its attempt,
+// found by its retry key (the newest attempt of the call) and by its
+// JSON-RPC id (for a cancel that names it); MaxKeys bounds the retry
+// keys. What only some calls leave
+// (an attempt a re-send from another session may continue, a session-less
+// call that gave up) lives in last and wire under string keys, with the
+// order they were written in a ring of their own. Strings kept beyond
+// the record are copied, so that a window never holds the line or the
+// packed half they were read from.
 type chains struct {
 	cfg         ChainConfig
+	h           keyHasher
+	retries     keyed[attempt] // by retryKey, and by callKey for a cancel
 	last        map[string]lastAttempt
 	wire        map[string][]wireCall // session-less calls that gave up (cancelwire.go)
 	ring        ring[keyTime]
+	origins     map[string]string // retry_origin values, interned
 	annotations *annotations
 	// sessionStart, when set, says when a session was first seen (from
 	// clients), for retries across sessions.
@@ -77,16 +100,33 @@ func newChains(cfg ChainConfig, ann *annotations) *chains {
 	if ann == nil {
 		ann = newAnnotations()
 	}
-	return &chains{cfg: cfg, last: map[string]lastAttempt{}, wire: map[string][]wireCall{}, annotations: ann}
+	return &chains{cfg: cfg, h: newKeyHasher(), retries: newKeyed[attempt](cfg.MaxKeys),
+		last: map[string]lastAttempt{}, wire: map[string][]wireCall{}, origins: map[string]string{}, annotations: ann}
 }
 
 // retryKey is what makes two exchanges the same call.
-func retryKey(rec *schema.Exchange) string {
-	who := rec.SessionID
-	if who == "" {
-		who = "c\x00" + rec.ClientName
+func (c *chains) retryKey(rec *schema.Exchange) hkey {
+	if rec.SessionID == "" {
+		return c.h.of("c", rec.Server, rec.ClientName, rec.Method, rec.ToolName, rec.ParamsHash)
 	}
-	return rec.Server + "\x00" + who + "\x00" + rec.Method + "\x00" + rec.ToolName + "\x00" + rec.ParamsHash
+	return c.h.of("s", rec.Server, rec.SessionID, rec.Method, rec.ToolName, rec.ParamsHash)
+}
+
+// keep copies s for a window to hold: s may point into a line or a packed
+// half the window must not keep alive.
+func keep(s string) string { return strings.Clone(s) }
+
+// origin interns a retry_origin: a logger names few. Past 64 distinct
+// ones each is copied.
+func (c *chains) origin(s string) string {
+	if o, ok := c.origins[s]; ok {
+		return o
+	}
+	o := keep(s)
+	if len(c.origins) < 64 {
+		c.origins[o] = o
+	}
+	return o
 }
 
 var succeeded = map[classify.Outcome]bool{classify.Success: true, classify.ToolSuccess: true, classify.Accepted: true}
@@ -104,9 +144,10 @@ func (c *chains) Link(rec *schema.Exchange) {
 		c.standalone(rec)
 		return
 	}
-	key := retryKey(rec)
+	key := c.retryKey(rec)
 	var prev *lastAttempt
-	if l, ok := c.last[key]; ok {
+	if a, ok := c.retries.get(key); ok {
+		l := a.last(0)
 		prev = &l
 	}
 	if prev == nil || prev.done {
@@ -139,21 +180,25 @@ func (c *chains) Link(rec *schema.Exchange) {
 		c.standalone(rec)
 	}
 	origin(rec)
-	if prev == nil && len(c.last) >= c.cfg.MaxKeys {
-		c.dropOldest()
-	}
 	ts := rec.TS.UnixNano()
-	l := lastAttempt{
-		id: rec.ExchangeID, chainID: rec.ChainID, ts: ts, attempt: rec.Attempt, origin: rec.RetryOrigin,
+	a := attempt{
+		id: keep(rec.ExchangeID), origin: c.origin(rec.RetryOrigin), attempt: int32(min(rec.Attempt, math.MaxInt32)), //nolint:gosec // G115: clamped
 		done:          succeeded[rec.Outcome] || rec.Outcome == classify.InputRequired,
 		inputRequired: rec.Outcome == classify.InputRequired,
 		unknownBefore: unknown,
-		session:       rec.SessionID,
 	}
-	c.last[key] = l
-	c.ring.push(keyTime{key, ts})
-	c.rememberAcross(rec, l)
-	c.rememberCall(rec)
+	// A chain's id is its first exchange's, kept by the window already,
+	// or this exchange's own.
+	a.chainID = rec.ChainID
+	if rec.ChainID == rec.ExchangeID {
+		a.chainID = a.id
+	}
+	var call hkey
+	if rec.JSONRPCID != "" && !rec.Notification {
+		call = c.callKey(rec.Server, rec.SessionID, rec.ClientName, rec.JSONRPCID)
+	}
+	c.retries.put(key, call, ts, a)
+	c.rememberAcross(rec, &a, ts)
 }
 
 func (c *chains) standalone(rec *schema.Exchange) {
@@ -201,6 +246,7 @@ func (c *chains) disagreement(rec *schema.Exchange) {
 // expire forgets attempts older than the window.
 func (c *chains) expire(now time.Time) {
 	cut := now.Add(-c.cfg.Window).UnixNano()
+	c.retries.expire(cut)
 	for c.ring.len() > 0 && c.ring.front().ts < cut {
 		c.forget(c.ring.pop())
 	}
@@ -218,7 +264,8 @@ func (c *chains) forget(kt keyTime) bool {
 	return false
 }
 
-// dropOldest forgets the oldest remembered attempt, for MaxKeys.
+// dropOldest forgets the oldest attempt remembered under a string key,
+// for MaxKeys.
 func (c *chains) dropOldest() {
 	for c.ring.len() > 0 {
 		if c.forget(c.ring.pop()) {
@@ -227,5 +274,5 @@ func (c *chains) dropOldest() {
 	}
 }
 
-// Len returns how many calls are remembered.
-func (c *chains) Len() int { return len(c.last) }
+// Len returns how many calls are remembered for retry linking.
+func (c *chains) Len() int { return c.retries.len() }

@@ -17,8 +17,8 @@ import (
 // session carries once clients.Identify ran), server, method, tool and
 // params hash (without _meta), but only after an attempt whose outcome was
 // unknown or whose session was lost, and only from a different session.
-// Both maps live in chains.last under their own prefixes, so the chain
-// window and MaxKeys bound them with the rest.
+// The attempts a re-send from another session may continue live in
+// chains.last, which the chain window and MaxKeys bound.
 
 // acrossKey names a call by its client instead of its session.
 func acrossKey(rec *schema.Exchange) string {
@@ -28,7 +28,7 @@ func acrossKey(rec *schema.Exchange) string {
 // acrossSessions returns the attempt that rec re-sends from another
 // session, if there is one.
 func (c *chains) acrossSessions(rec *schema.Exchange) (lastAttempt, bool) {
-	if rec.SessionID == "" || rec.ClientName == "" || rec.Continuation {
+	if rec.SessionID == "" || rec.ClientName == "" || rec.Continuation || len(c.last) == 0 {
 		return lastAttempt{}, false
 	}
 	l, ok := c.last[acrossKey(rec)]
@@ -66,44 +66,35 @@ func sessionLost(rec *schema.Exchange) bool {
 
 // rememberAcross keeps rec's attempt for a re-send from another session
 // while the call is unresolved, and forgets it once an attempt resolved it.
-func (c *chains) rememberAcross(rec *schema.Exchange, l lastAttempt) {
+func (c *chains) rememberAcross(rec *schema.Exchange, a *attempt, ts int64) {
 	if rec.SessionID == "" || rec.ClientName == "" {
 		return
 	}
+	if len(c.last) == 0 && (a.done || !sessionLost(rec)) {
+		return // nothing to forget: no string key is built
+	}
 	key := acrossKey(rec)
-	if l.done || !sessionLost(rec) {
+	if a.done || !sessionLost(rec) {
 		delete(c.last, key)
 		return
 	}
 	if _, ok := c.last[key]; !ok && len(c.last) >= c.cfg.MaxKeys {
 		c.dropOldest()
 	}
+	l := a.last(ts)
+	l.session = keep(rec.SessionID)
 	c.last[key] = l
-	c.ring.push(keyTime{key, l.ts})
+	c.ring.push(keyTime{key, ts})
 }
 
 // callKey names one request of one client: server, session (else client)
-// and JSON-RPC id, for the cancel that names it.
-func callKey(server, session, client, id string) string {
-	who := session
-	if who == "" {
-		who = "c\x00" + client
+// and JSON-RPC id, for the cancel that names it. Link files each attempt
+// under it too.
+func (c *chains) callKey(server, session, client, id string) hkey {
+	if session == "" {
+		return c.h.of("c", server, client, id)
 	}
-	return "q\x00" + server + "\x00" + who + "\x00" + id
-}
-
-// rememberCall keeps the chain of a request, for a cancel naming its id.
-func (c *chains) rememberCall(rec *schema.Exchange) {
-	if rec.JSONRPCID == "" || rec.Notification {
-		return
-	}
-	key := callKey(rec.Server, rec.SessionID, rec.ClientName, rec.JSONRPCID)
-	if _, ok := c.last[key]; !ok && len(c.last) >= c.cfg.MaxKeys {
-		c.dropOldest()
-	}
-	ts := rec.TS.UnixNano()
-	c.last[key] = lastAttempt{id: rec.ExchangeID, chainID: rec.ChainID, ts: ts, session: rec.SessionID}
-	c.ring.push(keyTime{key, ts})
+	return c.h.of("s", server, session, id)
 }
 
 // LinkCancel puts a notifications/cancelled into the chain of the request
@@ -127,8 +118,8 @@ func (c *chains) LinkCancel(rec *schema.Exchange, body *schema.Body, p *fastjson
 	if id == nil {
 		return
 	}
-	if l, ok := c.last[callKey(rec.Server, rec.SessionID, rec.ClientName, string(id.MarshalTo(nil)))]; ok {
-		rec.ChainID = l.chainID
+	if a, ok := c.retries.getAlt(c.callKey(rec.Server, rec.SessionID, rec.ClientName, string(id.MarshalTo(nil)))); ok {
+		rec.ChainID = a.chainID
 		return
 	}
 	if named := nameless(p, rec.SessionID, body.RequestBody); named != "" {

@@ -2,9 +2,12 @@ package pipeline
 
 import (
 	"fmt"
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/valyala/fastjson"
 
 	"github.com/mcplens/mcplens/classify"
 	"github.com/mcplens/mcplens/schema"
@@ -13,22 +16,37 @@ import (
 func TestRing(t *testing.T) {
 	var r ring[int]
 	next, want := 0, 0
-	for round := range 50 { // grow while wrapped, drain, refill
-		for range 37 + round*11 {
+	for round := range 50 { // grow across blocks, drain, refill
+		for range 37 + round*101 {
 			r.push(next)
 			next++
 		}
-		for range 29 + round*7 {
+		for range 29 + round*67 {
 			if got := r.pop(); got != want {
 				t.Fatalf("pop %d, want %d", got, want)
 			}
 			want++
+		}
+		if round%10 == 9 { // now and then down to empty
+			for r.len() > 0 {
+				r.pop()
+				want++
+			}
 		}
 		if r.len() != next-want {
 			t.Fatalf("len %d, want %d", r.len(), next-want)
 		}
 		if r.len() > 0 && r.front() != want {
 			t.Fatalf("front %d, want %d", r.front(), want)
+		}
+		for i := 0; i < r.len(); i += 97 {
+			if got := *r.at(i); got != want+i {
+				t.Fatalf("at(%d) = %d, want %d", i, got, want+i)
+			}
+		}
+		// What the ring holds is what it was given, plus two blocks.
+		if held := len(r.blocks) * ringBlock; held > r.len()+2*ringBlock {
+			t.Fatalf("%d slots for %d elements", held, r.len())
 		}
 	}
 }
@@ -55,8 +73,8 @@ func TestChainsBoundedOverLongRun(t *testing.T) {
 		c.Link(chainRec(fmt.Sprint("x-", i), i, ts, classify.HTTPError))
 		maxLen = max(maxLen, c.Len())
 	}
-	if limit := int(window/time.Second*perSec) + 1; maxLen > limit || c.ring.len() > limit {
-		t.Errorf("state grew to %d calls, ring %d; one window holds %d", maxLen, c.ring.len(), limit)
+	if limit := int(window/time.Second*perSec) + 1; maxLen > limit || c.retries.ring.len() > limit {
+		t.Errorf("state grew to %d calls, ring %d; one window holds %d", maxLen, c.retries.ring.len(), limit)
 	}
 	end := t0.Add(time.Duration(n) * time.Second / perSec)
 	recent := chainRec("retry-recent", n-100, end, classify.ToolSuccess)
@@ -188,5 +206,115 @@ func BenchmarkWindowCost(b *testing.B) {
 			n, _ := c.Pending()
 			b.ReportMetric(float64(n), "pending")
 		})
+	}
+}
+
+func TestKeyedWindow(t *testing.T) {
+	h := newKeyHasher()
+	w := newKeyed[int](3)
+	a, b, c, d := h.of("a"), h.of("b"), h.of("c"), h.of("d")
+	w.put(a, hkey{}, 1, 10)
+	w.put(b, hkey{}, 2, 20)
+	w.put(a, hkey{}, 3, 11) // a again: its newest value, no eviction
+	if v, ok := w.get(a); !ok || *v != 11 {
+		t.Fatalf("a = %v %v, want its newest value 11", v, ok)
+	}
+	if w.len() != 2 {
+		t.Fatalf("len %d, want 2 keys", w.len())
+	}
+	// Expiring the entry a wrote first keeps a: it was put again since.
+	w.expire(2)
+	if v, ok := w.get(a); !ok || *v != 11 {
+		t.Fatalf("a after expiry of its first entry = %v %v, want 11", v, ok)
+	}
+	if _, ok := w.get(b); !ok {
+		t.Fatal("b expired before its time")
+	}
+	w.put(c, hkey{}, 4, 30)
+	w.put(d, hkey{}, 5, 40) // over the bound of 3: the oldest live key (b) goes
+	if _, ok := w.get(b); ok {
+		t.Error("b kept past the bound")
+	}
+	for _, k := range []hkey{a, c, d} {
+		if _, ok := w.get(k); !ok {
+			t.Errorf("key %v lost", k)
+		}
+	}
+	w.expire(6)
+	if w.len() != 0 || w.ring.len() != 0 {
+		t.Errorf("after expiring everything: %d keys, %d entries", w.len(), w.ring.len())
+	}
+	w.put(b, hkey{}, 7, 21) // sequence numbers go on after the ring emptied
+	if v, ok := w.get(b); !ok || *v != 21 {
+		t.Errorf("b = %v %v after refill, want 21", v, ok)
+	}
+}
+
+func TestKeyHasherPartsAreSeparated(t *testing.T) {
+	h := newKeyHasher()
+	if h.of("ab", "c") == h.of("a", "bc") || h.of("s", "x") == h.of("c", "x") {
+		t.Error("keys of different parts share a hash")
+	}
+	if k := h.of("a", "b"); h.of("a", "b") != k {
+		t.Error("one key, two hashes")
+	}
+	other := newKeyHasher()
+	if other.of("a") == h.of("a") {
+		t.Error("two hashers share a seed")
+	}
+}
+
+// A retry and a cancel still find their call once thousands of other
+// calls were linked between (the windows index by hash and sequence).
+func TestChainsLinkAcrossAFullWindow(t *testing.T) {
+	c := newChains(ChainConfig{Window: time.Minute}, nil)
+	t0 := time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)
+	first := chainRec("x-first", -1, t0, classify.HTTPError)
+	first.JSONRPCID = "7"
+	c.Link(first)
+	for i := range 50_000 {
+		r := chainRec(fmt.Sprint("x-", i), i, t0.Add(time.Duration(i)*time.Millisecond), classify.ToolSuccess)
+		r.JSONRPCID = strconv.Itoa(100 + i)
+		c.Link(r)
+	}
+	at := t0.Add(50 * time.Second)
+	retry := chainRec("x-retry", -1, at, classify.ToolSuccess)
+	c.Link(retry)
+	if retry.RetryOf != "x-first" || retry.ChainID != "x-first" || retry.Attempt != 2 {
+		t.Errorf("retry: retry_of %q chain %q attempt %d, want x-first, x-first, 2", retry.RetryOf, retry.ChainID, retry.Attempt)
+	}
+	cancel := &schema.Exchange{ExchangeID: "x-cancel", TS: at, Server: "s", SessionID: "sess"}
+	cancel.Method, cancel.Notification = "notifications/cancelled", true
+	c.Link(cancel)
+	c.LinkCancel(cancel, &schema.Body{RequestBody: `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`}, &fastjson.Parser{})
+	if cancel.ChainID != "x-first" {
+		t.Errorf("cancel of id 7 in chain %q, want x-first", cancel.ChainID)
+	}
+}
+
+// BenchmarkChainsMemory reports the heap the chains hold per call with a
+// full default window: 10 minutes of 1,000 calls/s, each with a session,
+// a 64-hex params hash, a JSON-RPC id and a generated exchange id.
+func BenchmarkChainsMemory(b *testing.B) {
+	const n = 600_000
+	t0 := time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)
+	for b.Loop() {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		c := newChains(ChainConfig{}, nil)
+		for i := range n {
+			rec := &schema.Exchange{ExchangeID: fmt.Sprintf("x-%024x", i), TS: t0.Add(time.Duration(i) * time.Millisecond),
+				Server: fmt.Sprintf("srv-%02d", i%20), SessionID: fmt.Sprintf("%08x-4b1c-4a7e-9f3d-%012x", i/50, i/50),
+				ClientName: "claude-code"}
+			rec.Method, rec.ToolName, rec.ParamsHash = "tools/call", fmt.Sprintf("tool_%02d", i%40), fmt.Sprintf("%064x", i)
+			rec.JSONRPCID, rec.Outcome, rec.OutcomeKnown = strconv.Itoa(i%1000), classify.ToolSuccess, true
+			c.Link(rec)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "B/call")
+		b.ReportMetric(float64(c.Len()), "calls-held")
+		runtime.KeepAlive(c)
 	}
 }
