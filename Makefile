@@ -155,7 +155,9 @@ test-api-clickhouse:
 ## stage's cost at 1x/3x/10x its population, the output encoder against
 ## encoding/json, and 31 minutes of production-shaped traffic (internal/loadgen,
 ## 1,000 calls/s, 3x the longest window) through the whole engine on one core:
-## throughput and RSS per third, ratio to a plain JSON decode; then freshness
+## throughput and RSS per third, ratio to a plain JSON decode; the bytes per
+## call and per event id the windows hold, and the ingest binary's peak RSS
+## over 1,000,000 events with and without --memory-limit; then freshness
 ## (a response's arrival to its exchange acknowledged, paced at 1,000 calls/s)
 ## into the stdout sink, DuckDB and the ClickHouse server of CLICKHOUSE_DSN,
 ## and the same traffic file -> DuckDB. About 10 minutes and 5 for freshness;
@@ -165,6 +167,8 @@ bench-steady:
 	$(GO) test -run='^$$' -bench='^BenchmarkExchangeJSON$$' -benchtime=100000x -benchmem -count=1 ./schema && \
 	$(GO) test -run='^$$' -bench='^BenchmarkWindowCost$$' -benchtime=200000x -cpu=1 -benchmem -count=1 -timeout=30m ./pipeline && \
 	$(GO) test -run='^$$' -bench='^BenchmarkSteadyState$$' -benchtime=1x -cpu=1 -count=1 -timeout=90m ./pipeline && \
+	$(GO) test -run='^$$' -bench='^(BenchmarkChainsMemory|BenchmarkDedupeMemory)$$' -benchtime=1x -count=1 ./pipeline && \
+	$(GO) test -run='^$$' -bench='^BenchmarkIngestRSS$$' -benchtime=1x -count=1 -timeout=30m ./cmd/ingest && \
 	$(GO) test -run='^$$' -bench='^BenchmarkFreshness$$' -benchtime=1x -count=1 ./pipeline && \
 	$(GO) test -run='^$$' -bench='^(BenchmarkFreshnessDuckDB|BenchmarkLoadgenToDuckDB)$$' -benchtime=1x -count=1 ./store/duckstore && \
 	$(GO) test -run='^$$' -bench='^BenchmarkFreshnessClickHouse$$' -benchtime=1x -count=1 ./store/chstore

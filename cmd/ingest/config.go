@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/mcplens/mcplens/api"
+	"github.com/mcplens/mcplens/internal/memlimit"
 	"github.com/mcplens/mcplens/internal/progress"
 	"github.com/mcplens/mcplens/internal/secret"
 	"github.com/mcplens/mcplens/pipeline"
@@ -35,6 +36,8 @@ type config struct {
 	TokensFile string
 	API        api.Config
 	Progress   progress.Config
+	// MemoryLimit is the runtime's soft memory limit (memlimit.Parse).
+	MemoryLimit string
 }
 
 // listenAuto is --listen's default: the ops server on defaultListen for a
@@ -74,6 +77,7 @@ func (c *config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.TokensFile, "tokens-file", "", "with --api-listen: file of API bearer tokens, one per line ('TOKEN scopes=read[,bodies] name=NAME'); MCPLENS_TOKENS adds ';'-separated entries")
 	c.API.RegisterFlags(fs)
 	c.Progress.RegisterFlags(fs)
+	fs.StringVar(&c.MemoryLimit, "memory-limit", "", "soft memory limit of the process (e.g. 256MiB, 1GiB): the garbage collector works harder near it instead of letting the heap grow to twice what the windows hold; empty: GOMEMLIMIT's, if set, else none")
 }
 
 // Validate reports every invalid setting.
@@ -93,6 +97,9 @@ func (c *config) Validate() error {
 	}
 	if err := c.Progress.Validate(); err != nil {
 		errs = append(errs, err)
+	}
+	if _, err := memlimit.Parse(c.MemoryLimit); err != nil {
+		errs = append(errs, fmt.Errorf("--memory-limit: %w", err))
 	}
 	if err := c.Pipeline.Validate(); err != nil {
 		errs = append(errs, err)

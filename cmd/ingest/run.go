@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcplens/mcplens/api"
 	"github.com/mcplens/mcplens/internal/logging"
+	"github.com/mcplens/mcplens/internal/memlimit"
 	"github.com/mcplens/mcplens/internal/progress"
 	"github.com/mcplens/mcplens/internal/secret"
 	"github.com/mcplens/mcplens/internal/serve"
@@ -31,6 +32,9 @@ import (
 // run wires source, engine, sink and the HTTP endpoints, and stops them in
 // reverse order when ctx ends or the input is exhausted.
 func run(ctx context.Context, cfg config, logger zerolog.Logger) error {
+	if n, _ := memlimit.Parse(cfg.MemoryLimit); n > 0 {
+		logger.Info().Int64("bytes", memlimit.Apply(n)).Msg("memory limit set")
+	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
