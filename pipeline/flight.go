@@ -44,7 +44,12 @@ func (e *Engine) launch(ctx context.Context) {
 	ctx, cancel := context.WithCancel(ctx)
 	f := &inflight{batch: e.batch, pos: e.batchPos, saved: e.savedPos,
 		landed: make(chan struct{}), cancel: cancel}
-	e.batch, e.batchPos, e.savedPos, e.state = schema.Batch{}, nil, nil, schema.State{}
+	// The next batch starts with room for as many rows as this one:
+	// grown by append from nothing, a batch of 10,000 exchanges was
+	// allocated and copied about twice over (a ninth of what the engine
+	// allocated on production-shaped traffic).
+	e.batch = schema.Batch{Exchanges: make([]schema.Exchange, 0, len(f.batch.Exchanges)), Bodies: make([]schema.Body, 0, len(f.batch.Bodies))}
+	e.batchPos, e.savedPos, e.state = make([]Position, 0, len(f.pos)), nil, schema.State{}
 	e.fly = f
 	go e.store(ctx, f)
 }
