@@ -50,13 +50,13 @@ type keyTime struct {
 // lastAttempt without what only a re-send from another session needs.
 type attempt struct {
 	id, chainID                        string
-	origin                             string
 	attempt                            int32
+	origin                             uint8 // index into chains.originNames
 	done, inputRequired, unknownBefore bool
 }
 
-func (a *attempt) last(ts int64) lastAttempt {
-	return lastAttempt{id: a.id, chainID: a.chainID, ts: ts, attempt: int(a.attempt), origin: a.origin,
+func (c *chains) lastOf(a *attempt, ts int64) lastAttempt {
+	return lastAttempt{id: a.id, chainID: a.chainID, ts: ts, attempt: int(a.attempt), origin: c.originNames[a.origin],
 		done: a.done, inputRequired: a.inputRequired, unknownBefore: a.unknownBefore}
 }
 
@@ -84,7 +84,8 @@ type chains struct {
 	last        map[string]lastAttempt
 	wire        map[string][]wireCall // session-less calls that gave up (cancelwire.go)
 	ring        ring[keyTime]
-	origins     map[string]string // retry_origin values, interned
+	originIdx   map[string]uint8 // retry_origin values, numbered
+	originNames []string         // and by number; 0 is ""
 	annotations *annotations
 	// sessionStart, when set, says when a session was first seen (from
 	// clients), for retries across sessions.
@@ -101,7 +102,7 @@ func newChains(cfg ChainConfig, ann *annotations) *chains {
 		ann = newAnnotations()
 	}
 	return &chains{cfg: cfg, h: newKeyHasher(), retries: newKeyed[attempt](cfg.MaxKeys),
-		last: map[string]lastAttempt{}, wire: map[string][]wireCall{}, origins: map[string]string{}, annotations: ann}
+		last: map[string]lastAttempt{}, wire: map[string][]wireCall{}, originIdx: map[string]uint8{"": 0}, originNames: []string{""}, annotations: ann}
 }
 
 // retryKey is what makes two exchanges the same call.
@@ -116,17 +117,21 @@ func (c *chains) retryKey(rec *schema.Exchange) hkey {
 // half the window must not keep alive.
 func keep(s string) string { return strings.Clone(s) }
 
-// origin interns a retry_origin: a logger names few. Past 64 distinct
-// ones each is copied.
-func (c *chains) origin(s string) string {
-	if o, ok := c.origins[s]; ok {
-		return o
+// origin numbers a retry_origin: the contract names four, and the chains
+// add two. Past 255 distinct values a new one is kept as "" (an MRTR
+// round then gets what origin gives a record whose logger named none).
+func (c *chains) origin(s string) uint8 {
+	if i, ok := c.originIdx[s]; ok {
+		return i
 	}
-	o := keep(s)
-	if len(c.origins) < 64 {
-		c.origins[o] = o
+	if len(c.originNames) > math.MaxUint8 {
+		return 0
 	}
-	return o
+	i := uint8(len(c.originNames)) //nolint:gosec // G115: at most 255, checked above
+	name := keep(s)
+	c.originIdx[name] = i
+	c.originNames = append(c.originNames, name)
+	return i
 }
 
 var succeeded = map[classify.Outcome]bool{classify.Success: true, classify.ToolSuccess: true, classify.Accepted: true}
@@ -147,7 +152,7 @@ func (c *chains) Link(rec *schema.Exchange) {
 	key := c.retryKey(rec)
 	var prev *lastAttempt
 	if a, ok := c.retries.get(key); ok {
-		l := a.last(0)
+		l := c.lastOf(a, 0)
 		prev = &l
 	}
 	if prev == nil || prev.done {

@@ -81,7 +81,7 @@ func (c *chains) rememberAcross(rec *schema.Exchange, a *attempt, ts int64) {
 	if _, ok := c.last[key]; !ok && len(c.last) >= c.cfg.MaxKeys {
 		c.dropOldest()
 	}
-	l := a.last(ts)
+	l := c.lastOf(a, ts)
 	l.session = keep(rec.SessionID)
 	c.last[key] = l
 	c.ring.push(keyTime{key, ts})

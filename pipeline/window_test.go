@@ -318,3 +318,22 @@ func BenchmarkChainsMemory(b *testing.B) {
 		runtime.KeepAlive(c)
 	}
 }
+
+func TestChainsNumberOrigins(t *testing.T) {
+	c := newChains(ChainConfig{}, nil)
+	for _, o := range []string{"sdk", "app", "sdk", "user"} {
+		if got := c.originNames[c.origin(o)]; got != o {
+			t.Errorf("origin %q comes back as %q", o, got)
+		}
+	}
+	for i := range 400 {
+		o := fmt.Sprint("o", i)
+		i := c.origin(o)
+		if full := i == 0 && len(c.originNames) == 256; c.originNames[i] != o && !full {
+			t.Fatalf("origin %q comes back as %q", o, c.originNames[i])
+		}
+	}
+	if len(c.originNames) != 256 || c.originNames[c.origin("sdk")] != "sdk" {
+		t.Errorf("%d origins numbered, want 256 (255 and the empty one), the first kept", len(c.originNames))
+	}
+}
