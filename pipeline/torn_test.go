@@ -175,6 +175,9 @@ func TestTornBatchStoredOnce(t *testing.T) {
 			sink.dead, sink.dieAt = false, 0
 			sink.mu.Unlock()
 			again := &assignSource{script: script(src.committed), committed: map[string]int64{}}
+			// The first run's short shutdown timeout ends it soon after the
+			// store died; the second must finish whatever the machine's load.
+			cfg.ShutdownTimeout = 30 * time.Second
 			e, err = New(cfg, Deps{Source: again, Sink: sink, Logger: zerolog.Nop()})
 			if err != nil {
 				t.Fatal(err)
