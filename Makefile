@@ -47,8 +47,10 @@ fuzz:
 ## machine and printed as one table: classifier vs a plain JSON decode,
 ## pipeline file -> stdout (one core) vs the naive decoder, memory per
 ## pending request, file -> DuckDB (one core), Kafka -> DuckDB on a real
-## broker (started here if none runs), ClickHouse block encoding, and each
-## API route's and web page's p50/p99 over 1,000,000 stored exchanges.
+## broker (started here if none runs), Kafka -> ClickHouse, once beside the
+## OpenTelemetry collector if bench-otel has built it (one 31-minute round),
+## ClickHouse block encoding, and each API route's and web page's p50/p99
+## over 1,000,000 stored exchanges.
 bench:
 	@started=; bench_db=; \
 	if [ -z "$$MCPLENS_BENCH_DB" ]; then \
@@ -65,6 +67,9 @@ bench:
 	  $(GO) test -run='^$$' -bench='^BenchmarkEndToEnd$$' -benchtime=5x -benchmem -count=1 ./store/duckstore && \
 	  $(GO) test -run='^$$' -bench='^BenchmarkKafkaToDuckDB$$' -benchtime=3x -count=1 ./e2e && \
 	  $(GO) test -run='^$$' -bench='^BenchmarkKafkaToClickHouse$$' -benchtime=3x -cpu=1 -count=1 ./e2e && \
+	  if otelcol=$$(bash deploy/otelcol-compare/build.sh --cached 2>/dev/null); then \
+		MCPLENS_OTELCOL=$$otelcol $(GO) test -run='^$$' -bench='^BenchmarkKafkaToClickHouseVsOtelcol$$' -benchtime=1x -count=1 -timeout=120m ./e2e; \
+	  else echo "make bench: the collector is not built, so no side-by-side run (make bench-otel builds it)" >&2; fi && \
 	  $(GO) test -run='^$$' -bench='^BenchmarkEncodeExchanges$$' -benchtime=20x -benchmem -count=1 ./store/chstore && \
 	  $(GO) test -run='^$$' -bench='^BenchmarkFileToClickHouse$$' -benchtime=2x -cpu=1 -benchmem -count=1 ./store/chstore && \
 	  $(GO) test -run='^$$' -bench='^BenchmarkTapAddedLatency$$' -benchtime=3000x -count=1 ./cmd/tap && \
@@ -172,6 +177,37 @@ bench-steady:
 	$(GO) test -run='^$$' -bench='^BenchmarkFreshness$$' -benchtime=1x -count=1 ./pipeline && \
 	$(GO) test -run='^$$' -bench='^(BenchmarkFreshnessDuckDB|BenchmarkLoadgenToDuckDB)$$' -benchtime=1x -count=1 ./store/duckstore && \
 	$(GO) test -run='^$$' -bench='^BenchmarkFreshnessClickHouse$$' -benchtime=1x -count=1 ./store/chstore
+
+## bench-otel: issue 13's side by side with the OpenTelemetry collector
+## contrib (kafkareceiver -> clickhouseexporter v0.165.1, built once by
+## deploy/otelcol-compare/build.sh from the Go module proxy into a cache
+## outside the repo): one 3-partition topic of loadgen traffic, 31 minutes
+## of event time at 1,000 calls/s (MCPLENS_BENCH_MINUTES), read by the
+## collector and by ingest in turn, each pinned to one core (GOMAXPROCS=1),
+## into the ClickHouse server of CLICKHOUSE_DSN; events/s from start to the
+## last row visible, per wall and per CPU second, mid-stream, and the ratio
+## mcplens/collector, twice. Starts a broker and a ClickHouse server of its
+## own when none is named. make bench runs it only once the collector is
+## built (a first build takes several minutes).
+.PHONY: bench-otel
+bench-otel:
+	@otelcol=$$(bash deploy/otelcol-compare/build.sh) || exit 1; \
+	kafka=; ch=; \
+	if [ -z "$$MCPLENS_KAFKA_BROKERS" ]; then \
+		bash deploy/kafka/kafka.sh fetch >/dev/null; \
+		if ! bash deploy/kafka/kafka.sh status >/dev/null 2>&1; then kafka=1; fi; \
+		export $$(bash deploy/kafka/kafka.sh start); \
+	fi; \
+	if [ -z "$$CLICKHOUSE_DSN" ]; then \
+		if ! bash deploy/clickhouse/clickhouse.sh status >/dev/null 2>&1; then ch=1; fi; \
+		export $$(bash deploy/clickhouse/clickhouse.sh start); \
+	fi; \
+	MCPLENS_OTELCOL=$$otelcol $(GO) test -run='^$$' -bench='^BenchmarkKafkaToClickHouseVsOtelcol$$' -benchtime=2x -count=1 -timeout=120m ./e2e | \
+		tee /dev/stderr | $(GO) run ./internal/benchtable; \
+	status=$$?; \
+	if [ -n "$$kafka" ]; then bash deploy/kafka/kafka.sh stop >/dev/null; fi; \
+	if [ -n "$$ch" ]; then bash deploy/clickhouse/clickhouse.sh stop >/dev/null; fi; \
+	exit $$status
 
 # The long chaos form of issue 12 (a broker of its own; CLICKHOUSE_DSN and
 # CLICKHOUSE_HTTP_URL as make test has them): CHAOS_SECONDS of traffic at

@@ -93,5 +93,6 @@ func run(in io.Reader, out io.Writer) error {
 	}
 	steadyTable(out, rows)
 	windowTable(out, rows)
+	otelTable(out, rows)
 	return nil
 }
