@@ -165,3 +165,30 @@ func newClient(brokers string) (*kafka.Client, func()) {
 	return &kafka.Client{Addr: kafka.TCP(Addrs(brokers)...), Timeout: opTimeout, Transport: tr},
 		tr.CloseIdleConnections
 }
+
+// Committed returns the sum over topic's partitions of group's committed
+// offsets as the broker holds them (a partition without a commit counts
+// 0): how many messages the group has handled, whichever member
+// committed them.
+func Committed(brokers, group, topic string) (int64, error) {
+	client, done := newClient(brokers)
+	defer done()
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	// No topics: every partition the group has committed.
+	resp, err := client.OffsetFetch(ctx, &kafka.OffsetFetchRequest{GroupID: group})
+	if err == nil {
+		err = resp.Error
+	}
+	if err != nil {
+		return 0, fmt.Errorf("fetch the offsets of group %q: %w", group, err)
+	}
+	var n int64
+	for _, p := range resp.Topics[topic] {
+		if p.Error != nil {
+			return 0, fmt.Errorf("fetch the offset of group %q, partition %d: %w", group, p.Partition, p.Error)
+		}
+		n += max(p.CommittedOffset, 0)
+	}
+	return n, nil
+}
