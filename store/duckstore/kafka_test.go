@@ -35,7 +35,33 @@ type ingester struct {
 	done                  chan error
 }
 
+// halting is a source that delivers limit messages (and every
+// assignment), then nothing more.
+type halting struct {
+	*kafkasource.Source
+	limit, n int
+}
+
+func (h *halting) Fetch(ctx context.Context) (pipeline.Message, error) {
+	if h.n == h.limit {
+		<-ctx.Done()
+		return pipeline.Message{}, ctx.Err()
+	}
+	m, err := h.Source.Fetch(ctx)
+	if err == nil && m.Assignment == nil {
+		h.n++
+	}
+	return m, err
+}
+
 func startIngester(t *testing.T, brokers, topic, group string, store *Store) *ingester {
+	t.Helper()
+	return startIngesterUpTo(t, brokers, topic, group, store, -1)
+}
+
+// startIngesterUpTo starts an ingester that reads limit messages (-1:
+// all) and then waits.
+func startIngesterUpTo(t *testing.T, brokers, topic, group string, store *Store, limit int) *ingester {
 	t.Helper()
 	kc, err := kafkasource.ParseURL(fmt.Sprintf("kafka://%s/%s?group=%s&max_wait=1s", brokers, topic, group))
 	if err != nil {
@@ -47,7 +73,11 @@ func startIngester(t *testing.T, brokers, topic, group string, store *Store) *in
 	}
 	cfg := pipeline.DefaultConfig()
 	cfg.FlushInterval, cfg.RetryMin, cfg.RetryMax = 50*time.Millisecond, 10*time.Millisecond, 100*time.Millisecond
-	e, err := pipeline.New(cfg, pipeline.Deps{Source: ks, Sink: store, Logger: zerolog.Nop()})
+	var src pipeline.Source = ks
+	if limit >= 0 {
+		src = &halting{Source: ks, limit: limit}
+	}
+	e, err := pipeline.New(cfg, pipeline.Deps{Source: src, Sink: store, Logger: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,8 +188,13 @@ func TestKafkaBacklogThreePartitions(t *testing.T) {
 	defer store.Close()
 	group := kafkatest.UniqueName(t, "g")
 
-	in := startIngester(t, brokers, topic, group, store)
-	in.waitCommitted(t, int64(len(corpus.Lines))/2)
+	// The first ingester reads half the backlog and no more, so the
+	// restart is half way however fast it reads (stopped once half was
+	// committed, it had read 74% to 99% of the backlog in four traced
+	// runs with writes overlapping reading).
+	half := len(corpus.Lines) / 2
+	in := startIngesterUpTo(t, brokers, topic, group, store, half)
+	in.waitCommitted(t, int64(half))
 	in.stop(t)
 	in = startIngester(t, brokers, topic, group, store)
 	in.waitCommitted(t, int64(len(corpus.Lines)))
