@@ -74,9 +74,10 @@ type Engine struct {
 	assigner bool
 	assigned map[string]bool
 
-	// fly is the batch handed to its writer and not yet recorded as
-	// stored (nil: none, see flight.go).
+	// fly is the batch being stored while the loop reads on (nil: none,
+	// see flight.go); due says a flush tick came meanwhile.
 	fly *inflight
+	due bool
 }
 
 // New builds an engine. Start it with Run.
@@ -192,8 +193,27 @@ func (e *Engine) loop(ctx context.Context, msgs <-chan Message, fetchErr <-chan 
 		tick.Reset(e.cfg.FlushInterval)
 		return nil
 	}
+	// settle records the batch in flight as stored (waiting for it if
+	// its write is failing) and commits what it stored. A tick that came
+	// meanwhile advances and releases now, and its flush waits a whole
+	// interval: flushed at once, a store slower than the interval would
+	// get one small batch after another, each what came in during the
+	// write before it.
+	settle := func() error {
+		if err := e.await(ctx); err != nil {
+			return err
+		}
+		if e.due {
+			e.due = false
+			e.corr.AdvanceIdle(e.cfg.IdleAdvance)
+			e.corr.Release(false, e.emit)
+			tick.Reset(e.cfg.FlushInterval)
+		}
+		return e.commit(ctx)
+	}
 	defer e.abandon()
 	for {
+		landed, failing := e.fly.signals()
 		select {
 		case m, ok := <-msgs:
 			if !ok {
@@ -225,7 +245,26 @@ func (e *Engine) loop(ctx context.Context, msgs <-chan Message, fetchErr <-chan 
 				}
 			}
 		case <-tick.C:
+			if e.fly != nil {
+				// A write is in flight: what is complete goes into the
+				// next batch; the idle advance and the flush wait for
+				// the write (one that fails holds the loop, and its
+				// time is not the source being idle).
+				e.corr.Release(false, e.emit)
+				e.due = true
+				continue
+			}
 			if err := onTick(); err != nil {
+				return e.stopAfter(err)
+			}
+		case <-landed:
+			if err := settle(); err != nil {
+				return e.stopAfter(err)
+			}
+		case <-failing:
+			// The store fails the write: stop reading until it is
+			// stored, as the write's retries pause consumption.
+			if err := settle(); err != nil {
 				return e.stopAfter(err)
 			}
 		case <-ctx.Done():
@@ -401,14 +440,6 @@ func (e *Engine) flush(ctx context.Context) error {
 		e.batch.Token = schema.BatchToken(e.covered())
 		e.batch.State = e.state
 		e.launch(ctx)
-		// Stored before reading on: with the write left in flight while
-		// the loop read on, a restarted Kafka ingester stalled with its
-		// commits stuck in 2 of 5 runs of duckstore
-		// TestKafkaBacklogThreePartitions (never once awaited at once);
-		// the cause is not found, so the overlap is withdrawn.
-		if err := e.await(ctx); err != nil {
-			return err
-		}
 	}
 	return e.commit(ctx)
 }

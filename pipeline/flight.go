@@ -3,15 +3,13 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/mcplens/mcplens/schema"
 )
 
-// A batch is stored by a goroutine of its own. Engine.flush awaits it at
-// once for now: left in flight while the loop read on, a restarted Kafka
-// ingester stalled with its commits stuck in some runs (see flush). The
-// design below is what the overlap did: the loop reads,
+// A batch is stored by a goroutine of its own while the loop reads,
 // classifies and fills the next batch, so the ingester does not idle
 // while the store works. At most one batch is in flight: the next flush
 // first waits for it (a full batch holds the loop there, which bounds the
@@ -19,9 +17,10 @@ import (
 // positions a batch covers are marked done, and the source committed past
 // them, only after the store acknowledged it, on the loop.
 //
-// A write that fails is retried by its goroutine as before while the
-// loop waits (the store's outage pauses consumption), and the time the
-// write took is reported to the correlator as paused, not idle. A write that ends with the run's
+// A write that fails is retried by its goroutine as before; the loop
+// then stops reading until the batch is stored (the store's outage
+// pauses consumption), and the time the write took is reported to the
+// correlator as paused, not idle. A write that ends with the run's
 // context (a shutdown) stays in flight and is stored again, before
 // anything newer, by the final flush with its own deadline.
 
@@ -30,6 +29,8 @@ type inflight struct {
 	batch      schema.Batch
 	pos, saved []Position
 	landed     chan struct{} // closed when the write returned
+	failing    chan struct{} // closed at its first failed attempt
+	fail       sync.Once
 	cancel     context.CancelFunc
 
 	// Set by the writer before landed is closed.
@@ -38,12 +39,21 @@ type inflight struct {
 	took   time.Duration // on Deps.Now's clock
 }
 
+// signals are the channels the loop waits on for f (nil channels, which
+// never fire, for no batch in flight).
+func (f *inflight) signals() (landed, failing <-chan struct{}) {
+	if f == nil {
+		return nil, nil
+	}
+	return f.landed, f.failing
+}
+
 // launch hands the batch, its positions and its state change to a writer
 // goroutine and starts the next batch empty.
 func (e *Engine) launch(ctx context.Context) {
 	ctx, cancel := context.WithCancel(ctx)
 	f := &inflight{batch: e.batch, pos: e.batchPos, saved: e.savedPos,
-		landed: make(chan struct{}), cancel: cancel}
+		landed: make(chan struct{}), failing: make(chan struct{}), cancel: cancel}
 	// The next batch starts with room for as many rows as this one:
 	// grown by append from nothing, a batch of 10,000 exchanges was
 	// allocated and copied about twice over (a ninth of what the engine
@@ -69,7 +79,10 @@ func (e *Engine) store(ctx context.Context, f *inflight) {
 	defer f.cancel()
 	defer close(f.landed)
 	start, wall := e.d.Now(), time.Now()
-	f.err = e.write(ctx, &f.batch, func() { f.failed = true })
+	f.err = e.write(ctx, &f.batch, func() {
+		f.failed = true
+		f.fail.Do(func() { close(f.failing) })
+	})
 	f.took = e.d.Now().Sub(start)
 	if f.err == nil {
 		e.m.sinkSeconds.Observe(time.Since(wall).Seconds())

@@ -116,6 +116,60 @@ func newAcked(lines [][]byte, sink *ackSink) *ackedSource {
 	return &ackedSource{sliceSource: newSliceSource("f", lines), sink: sink, read: make(chan struct{})}
 }
 
+// While the store holds a write, the engine keeps reading and classifying
+// (the next batch fills meanwhile), writes stay one at a time and in
+// order, and nothing is committed past what the store acknowledged.
+// Written synchronously, the first write would hold the loop and the
+// source would never be read to its end while that write waits.
+func TestWriteOverlapsReading(t *testing.T) {
+	const n = 3000
+	sink := &ackSink{acked: map[string]int{}}
+	src := newAcked(pairLines(n), sink)
+	var stalled atomic.Bool
+	sink.gate = func(ctx context.Context, write int) error {
+		if write != 1 {
+			return nil
+		}
+		select { // the first write is held until the whole input is read
+		case <-src.read:
+		case <-time.After(2 * time.Minute):
+			stalled.Store(true)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		return nil
+	}
+	cfg := testConfig()
+	cfg.BatchSize = 10 * n // a tick, not a full batch, flushes
+	e, err := New(cfg, Deps{Source: src, Sink: sink, Logger: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if stalled.Load() {
+		t.Fatal("reading stopped while the first write was in flight")
+	}
+	if sink.overlap.Load() {
+		t.Error("two writes were in flight at once")
+	}
+	if sink.writes < 2 {
+		t.Errorf("%d writes, want the held one and at least one after it", sink.writes)
+	}
+	for i := range n {
+		if id := fmt.Sprintf("x-%d", i); sink.acked[id] != 1 {
+			t.Errorf("%s stored %d times, want once", id, sink.acked[id])
+		}
+	}
+	for _, b := range src.bad {
+		t.Error(b)
+	}
+	if src.highest != int64(2*n+1) {
+		t.Errorf("committed up to %d at the end, want %d", src.highest, 2*n+1)
+	}
+}
+
 // A store that goes down for good after its first write: the engine
 // retries the batch in flight, commits nothing past the last
 // acknowledged batch, stops reading once the next batch is full, and its
