@@ -28,6 +28,9 @@ type Shape struct {
 	Seed uint64
 	// Start is the event time of the first request [2026-11-02T10:00Z].
 	Start time.Time
+	// IDPrefix starts every event and exchange id, so that two corpora
+	// sent to one topic do not share ids [none].
+	IDPrefix string
 }
 
 func (s *Shape) defaults() {
@@ -97,9 +100,9 @@ func Production(shape Shape) (Corpus, []Want) {
 		}
 		respFields := map[string]any{"http.status": 200, "response_body": resp,
 			"http.response_headers": map[string]string{"content-type": "application/json"}}
-		qid, rid := fmt.Sprintf("q-%07d", i), fmt.Sprintf("r-%07d", i)
+		qid, rid := fmt.Sprintf("%sq-%07d", shape.IDPrefix, i), fmt.Sprintf("%sr-%07d", shape.IDPrefix, i)
 		if rng.Float64() >= shape.SplitShare {
-			xid := fmt.Sprintf("xe-%07d", i)
+			xid := fmt.Sprintf("%sxe-%07d", shape.IDPrefix, i)
 			f := map[string]any{"exchange_id": xid, "http.method": "POST", "request_body": req, "duration_ms": float64(delay) / 1e6}
 			for k, v := range respFields {
 				f[k] = v

@@ -178,8 +178,11 @@ func TestKafkaBacklogThreePartitions(t *testing.T) {
 	}
 	corpus, wants := pipelinetest.Production(pipelinetest.Shape{Exchanges: n, Seed: 12})
 	// one last exchange far later on every partition moves each watermark
-	// past the others, so everything else is stored
-	end, _ := pipelinetest.Production(pipelinetest.Shape{Exchanges: 30, Seed: 13, SplitShare: 1e-9,
+	// past the others, so everything else is stored; their ids are their
+	// own: an ingester idle past --idle-advance before its stop stores
+	// them too, and with the ids of the first 30 exchanges they counted as
+	// doubling those
+	end, _ := pipelinetest.Production(pipelinetest.Shape{Exchanges: 30, Seed: 13, SplitShare: 1e-9, IDPrefix: "end-",
 		Start: time.Date(2026, 11, 2, 11, 0, 0, 0, time.UTC), Span: time.Second})
 	corpus.Keys = append(corpus.Keys, end.Keys...)
 	corpus.Lines = append(corpus.Lines, end.Lines...)
@@ -249,7 +252,7 @@ func TestKafkaRebalanceRedelivers(t *testing.T) {
 	if err := other.Close(); err != nil {
 		t.Logf("close the second member: %v", err)
 	}
-	end, _ := pipelinetest.Production(pipelinetest.Shape{Exchanges: 30, Seed: 7, SplitShare: 1e-9,
+	end, _ := pipelinetest.Production(pipelinetest.Shape{Exchanges: 30, Seed: 7, SplitShare: 1e-9, IDPrefix: "end-",
 		Start: time.Date(2026, 11, 2, 11, 0, 0, 0, time.UTC), Span: time.Second})
 	kafkatest.ProduceRecords(t, brokers, topic, kafkatest.Keyed(end.Keys, end.Lines, 3)...)
 	in.waitCommitted(t, int64(len(recs)+len(end.Lines)))
