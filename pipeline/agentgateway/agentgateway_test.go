@@ -78,14 +78,15 @@ func TestShippedConfig(t *testing.T) {
 				Format string `yaml:"format"`
 			} `yaml:"logging"`
 		} `yaml:"config"`
+		FrontendPolicies struct {
+			AccessLog struct {
+				Add map[string]string `yaml:"add"`
+			} `yaml:"accessLog"`
+		} `yaml:"frontendPolicies"`
 		Binds []struct {
 			Listeners []struct {
 				Routes []struct {
-					Policies struct {
-						AccessLog struct {
-							Add map[string]string `yaml:"add"`
-						} `yaml:"accessLog"`
-					} `yaml:"policies"`
+					Backends []map[string]any `yaml:"backends"`
 				} `yaml:"routes"`
 			} `yaml:"listeners"`
 		} `yaml:"binds"`
@@ -96,10 +97,11 @@ func TestShippedConfig(t *testing.T) {
 	if cfg.Config.Logging.Format != "json" {
 		t.Errorf("logging format %q, want json", cfg.Config.Logging.Format)
 	}
-	if len(cfg.Binds) == 0 || len(cfg.Binds[0].Listeners) == 0 || len(cfg.Binds[0].Listeners[0].Routes) == 0 {
-		t.Fatal("no route")
+	if len(cfg.Binds) == 0 || len(cfg.Binds[0].Listeners) == 0 || len(cfg.Binds[0].Listeners[0].Routes) == 0 ||
+		len(cfg.Binds[0].Listeners[0].Routes[0].Backends) == 0 || cfg.Binds[0].Listeners[0].Routes[0].Backends[0]["mcp"] == nil {
+		t.Fatal("no route to an MCP backend")
 	}
-	add := cfg.Binds[0].Listeners[0].Routes[0].Policies.AccessLog.Add
+	add := cfg.FrontendPolicies.AccessLog.Add
 	for _, k := range []string{"mcplens.request_body", "mcplens.response_body", "mcplens.response_content_type", "rq.headers.all"} {
 		if add[k] == "" {
 			t.Errorf("access log does not add %s", k)
