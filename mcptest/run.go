@@ -187,17 +187,18 @@ func checkWant(t testing.TB, scenario string, st Step, res *mcp.CallToolResult, 
 		t.Logf("%s/%s: %d attempt(s), error: %v", scenario, st.Name, attempts, err)
 	case res.IsError:
 		got = WantToolError
-		t.Logf("%s/%s: %d attempt(s), isError: %s", scenario, st.Name, attempts, resultText(res))
+		t.Logf("%s/%s: %d attempt(s), isError: %s", scenario, st.Name, attempts, ResultText(res))
 	default:
 		got = WantResult
-		t.Logf("%s/%s: %d attempt(s), result: %s", scenario, st.Name, attempts, resultText(res))
+		t.Logf("%s/%s: %d attempt(s), result: %s", scenario, st.Name, attempts, ResultText(res))
 	}
 	if got != want {
 		t.Errorf("%s/%s: got %s, want %s (err %v)", scenario, st.Name, got, want, err)
 	}
 }
 
-func resultText(res *mcp.CallToolResult) string {
+// ResultText joins the text contents of a tool result.
+func ResultText(res *mcp.CallToolResult) string {
 	var parts []string
 	for _, c := range res.Content {
 		if tc, ok := c.(*mcp.TextContent); ok {
