@@ -146,8 +146,13 @@ function agentgateway_contract(tag, timestamp, rec)
     attr("gateway_status", math.floor(status))
   elseif status > 0 then
     out["http.status"] = math.floor(status)
+  elseif err ~= nil then
+    out["transport_error"] = err
   else
-    out["transport_error"] = err or "no_response"
+    -- Neither a status nor an error: the client went away before any
+    -- answer (a client abort, as Envoy's DC).
+    out["transport_error"] = "timeout"
+    attr("aborted_by", "client")
   end
 
   local mcp_method = str(rec["mcp.method.name"]) or str(rec["mcp.method"])

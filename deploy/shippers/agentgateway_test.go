@@ -16,7 +16,8 @@ import (
 )
 
 // agentgatewayLines are agentgateway's access-log lines of the reference's
-// tests (its real format) and lines with what the real ones lack: a
+// tests (its documented format), the lines a real agentgateway wrote, and
+// lines with what the real ones lack: a
 // quoted status, a code given as text, credentials among the headers, no
 // trace ids, a request that never got a status, no fields beyond the
 // required ones, and lines that cannot be mapped.
@@ -27,6 +28,12 @@ func agentgatewayLines(t *testing.T) [][]byte {
 		t.Fatal(err)
 	}
 	lines := bytes.Split(bytes.TrimSpace(raw), []byte("\n"))
+	// The lines a real agentgateway wrote (pipeline/agentgateway/testdata/recorded).
+	rec, err := os.ReadFile("../../pipeline/agentgateway/testdata/recorded/access.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines = append(lines, bytes.Split(bytes.TrimSpace(rec), []byte("\n"))...)
 	for _, l := range []string{
 		`{"level":"info","time":"2026-11-30T09:13:00.5+01:00","scope":"request","gateway":"agw-2","route":"default/files","http.method":"POST","http.host":"mcp.example.com","http.status":"200","trace.id":"aa01","span.id":"bb01","mcp.method.name":"tools/call","gen_ai.tool.name":"read_file","mcp.error.code":"-32603","mcp.error.message":"Internal error","duration":"7.25ms","rq.headers.all":{"Authorization":"Bearer sk-live-1234","Cookie":"s=1","User-Agent":"claude-code/2.1.3 (darwin)","MCP-Session-Id":"s-77","x-api-key":"k"}}`,
 		`{"level":"info","time":"2026-11-30T09:13:01Z","scope":"request","http.method":"POST","http.host":"mcp.example.com","http.path":"/mcp","error":"connection refused","mcp.method":"tools/list","rq.headers.all":{}}`,

@@ -118,7 +118,11 @@ func Event(line []byte) ([]byte, error) {
 	case s("error") != "":
 		out["transport_error"] = s("error")
 	default:
-		out["transport_error"] = "no_response"
+		// Neither a status nor an error: agentgateway never answered
+		// because the client went away (a real one logs a client that gave
+		// up mid-call so), which is a client abort as Envoy's DC is.
+		out["transport_error"] = "timeout"
+		attrs["aborted_by"] = "client"
 	}
 
 	mcpMethod := first("mcp.method.name", "mcp.method")
