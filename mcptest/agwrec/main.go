@@ -32,6 +32,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -204,7 +205,10 @@ func (r *recorder) withGateway(cfg string, fn func(ctx context.Context, up *upst
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	err = waitListening(ctx, r.gateway)
+	gw, err := url.Parse(r.gateway)
+	if err == nil {
+		err = mcptest.WaitListening(ctx, gw.Host)
+	}
 	if err == nil {
 		err = fn(ctx, up)
 	}
@@ -223,25 +227,6 @@ func (r *recorder) withGateway(cfg string, fn func(ctx context.Context, up *upst
 		err = cerr
 	}
 	return err
-}
-
-func waitListening(ctx context.Context, endpoint string) error {
-	req, err := http.NewRequest(http.MethodGet, endpoint, nil)
-	if err != nil {
-		return err
-	}
-	for {
-		c, err := net.DialTimeout("tcp", req.URL.Host, time.Second)
-		if err == nil {
-			_ = c.Close()
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("agentgateway never listened on %s: %w", req.URL.Host, err)
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
 }
 
 type upstream struct {

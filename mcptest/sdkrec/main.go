@@ -19,7 +19,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"net"
@@ -107,7 +106,7 @@ func run(ctx context.Context, cfg config) error {
 	if dialable(upAddr) {
 		return fmt.Errorf("something already listens on %s", upAddr)
 	}
-	if err := waitListening(ctx, upAddr); err != nil {
+	if err := mcptest.WaitListening(ctx, upAddr); err != nil {
 		return err
 	}
 
@@ -187,20 +186,6 @@ func dialable(addr string) bool {
 		_ = c.Close()
 	}
 	return err == nil
-}
-
-func waitListening(ctx context.Context, addr string) error {
-	for {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			return c.Close()
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("server never listened on %s: %w", addr, errors.Join(err, ctx.Err()))
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
 }
 
 func write(path string, evs []schema.Event) error {
