@@ -67,31 +67,34 @@ func exchangeColumns(rows []schema.Exchange) ([]any, int) {
 		source                                      = make([]string, n)
 		sources                                     = make([][]string, n)
 		oneSided                                    = make([]bool, n)
-		observer, server, url                       = make([]string, n), make([]string, n), make([]string, n)
-		clientName, clientVersion, sessionID        = make([]string, n), make([]string, n), make([]string, n)
-		httpMethod                                  = make([]string, n)
+		url, sessionID                              = make([]string, n), make([]string, n)
 		httpStatus                                  = make([]uint16, n)
 		requestBytes, responseBytes                 = make([]uint32, n), make([]uint32, n)
 		bodyTruncated                               = make([]bool, n)
-		transportError, closeReason, idempotencyKey = make([]string, n), make([]string, n), make([]string, n)
-		layer, outcome, errorClass                  = make([]string, n), make([]string, n), make([]string, n)
+		idempotencyKey                              = make([]string, n)
 		jsonrpcCode                                 = make([]*int64, n)
 		errorMessage                                = make([]string, n)
 		retryAfterS                                 = make([]*int64, n)
 		retryAdvice                                 = make([]string, n)
 		outcomeKnown                                = make([]bool, n)
-		sideEffectRisk, rule, jsonrpcID             = make([]string, n), make([]string, n), make([]string, n)
-		method, toolName, paramsHash                = make([]string, n), make([]string, n), make([]string, n)
-		protocolVersion, contentType, transport     = make([]string, n), make([]string, n), make([]string, n)
+		sideEffectRisk, jsonrpcID                   = make([]string, n), make([]string, n)
+		paramsHash                                  = make([]string, n)
+		transport                                   = make([]string, n)
 		sseEvents, batch                            = make([]uint32, n), make([]uint32, n)
 		notification, continuation                  = make([]bool, n), make([]bool, n)
 		attempt                                     = make([]uint32, n)
-		retryOf, retryOrigin, chainID               = make([]string, n), make([]string, n), make([]string, n)
+		retryOf, chainID                            = make([]string, n), make([]string, n)
 		unknownRetry                                = make([]bool, n)
-		continues, clientOutcome                    = make([]string, n), make([]string, n)
+		continues                                   = make([]string, n)
 		clientDisagrees                             = make([]bool, n)
-		noResponseReason, evidence                  = make([]string, n), make([]string, n)
 		ints                                        = make([]int64, 2*n) // backing store of the nullable columns
+		// The LowCardinality(String) columns, boxed once per distinct value.
+		lowCard                                                 = make([]any, lowCardColumns*n)
+		bx                                                      = boxes{}
+		observer, server, clientName, clientVersion, httpMethod = lowCard[0*n : 1*n], lowCard[1*n : 2*n], lowCard[2*n : 3*n], lowCard[3*n : 4*n], lowCard[4*n : 5*n]
+		transportError, closeReason, layer, outcome, errorClass = lowCard[5*n : 6*n], lowCard[6*n : 7*n], lowCard[7*n : 8*n], lowCard[8*n : 9*n], lowCard[9*n : 10*n]
+		rule, method, toolName, protocolVersion, contentType    = lowCard[10*n : 11*n], lowCard[11*n : 12*n], lowCard[12*n : 13*n], lowCard[13*n : 14*n], lowCard[14*n : 15*n]
+		retryOrigin, clientOutcome, noResponseReason, evidence  = lowCard[15*n : 16*n], lowCard[16*n : 17*n], lowCard[17*n : 18*n], lowCard[18*n : 19*n]
 	)
 	unknown := 0
 	for i := range rows {
@@ -103,26 +106,26 @@ func exchangeColumns(rows []schema.Exchange) ([]any, int) {
 		if sources[i] == nil {
 			sources[i] = []string{}
 		}
-		oneSided[i], observer[i], server[i], url[i] = e.OneSided, e.Observer, e.Server, e.URL
-		clientName[i], clientVersion[i], sessionID[i] = e.ClientName, e.ClientVersion, e.SessionID
-		httpMethod[i], httpStatus[i] = e.HTTPMethod, uint16(e.HTTPStatus)
+		oneSided[i], observer[i], server[i], url[i] = e.OneSided, bx.of(e.Observer), bx.of(e.Server), e.URL
+		clientName[i], clientVersion[i], sessionID[i] = bx.of(e.ClientName), bx.of(e.ClientVersion), e.SessionID
+		httpMethod[i], httpStatus[i] = bx.of(e.HTTPMethod), uint16(e.HTTPStatus)
 		requestBytes[i], responseBytes[i] = uint32(e.RequestBytes), uint32(e.ResponseBytes)
-		bodyTruncated[i], transportError[i], closeReason[i], idempotencyKey[i] = e.BodyTruncated, e.TransportError, e.CloseReason, e.IdempotencyKey
-		layer[i], outcome[i], errorClass[i] = string(e.Layer), string(e.Outcome), string(e.ErrorClass)
+		bodyTruncated[i], transportError[i], closeReason[i], idempotencyKey[i] = e.BodyTruncated, bx.of(e.TransportError), bx.of(e.CloseReason), e.IdempotencyKey
+		layer[i], outcome[i], errorClass[i] = bx.of(string(e.Layer)), bx.of(string(e.Outcome)), bx.of(string(e.ErrorClass))
 		jsonrpcCode[i] = nullable(e.JSONRPCCode, &ints[2*i])
 		errorMessage[i] = e.ErrorMessage
 		retryAfterS[i] = nullable(e.RetryAfterS, &ints[2*i+1])
 		retryAdvice[i] = enum(adviceEnum, string(e.RetryAdvice), &unknown)
 		outcomeKnown[i] = e.OutcomeKnown
 		sideEffectRisk[i] = enum(riskEnum, string(e.SideEffectRisk), &unknown)
-		rule[i], jsonrpcID[i], method[i], toolName[i], paramsHash[i] = e.Rule, e.JSONRPCID, e.Method, e.ToolName, e.ParamsHash
-		protocolVersion[i], contentType[i] = e.ProtocolVersion, e.ContentType
+		rule[i], jsonrpcID[i], method[i], toolName[i], paramsHash[i] = bx.of(e.Rule), e.JSONRPCID, bx.of(e.Method), bx.of(e.ToolName), e.ParamsHash
+		protocolVersion[i], contentType[i] = bx.of(e.ProtocolVersion), bx.of(e.ContentType)
 		transport[i] = enum(transportEnum, string(e.Transport), &unknown)
 		sseEvents[i], batch[i] = uint32(e.SSEEvents), uint32(e.Batch)
 		notification[i], continuation[i], attempt[i] = e.Notification, e.Continuation, uint32(e.Attempt)
-		retryOf[i], retryOrigin[i], chainID[i] = e.RetryOf, e.RetryOrigin, e.ChainID
-		unknownRetry[i], continues[i], clientOutcome[i] = e.UnknownSideEffectRetry, e.Continues, e.ClientOutcome
-		clientDisagrees[i], noResponseReason[i], evidence[i] = e.ClientDisagrees, e.NoResponseReason, string(e.Evidence)
+		retryOf[i], retryOrigin[i], chainID[i] = e.RetryOf, bx.of(e.RetryOrigin), e.ChainID
+		unknownRetry[i], continues[i], clientOutcome[i] = e.UnknownSideEffectRetry, e.Continues, bx.of(e.ClientOutcome)
+		clientDisagrees[i], noResponseReason[i], evidence[i] = e.ClientDisagrees, bx.of(e.NoResponseReason), bx.of(string(e.Evidence))
 	}
 	return []any{
 		exchangeID, requestEventID, responseEventID, ts, endTS, durationMS, source, sources, oneSided,
@@ -133,6 +136,27 @@ func exchangeColumns(rows []schema.Exchange) ([]any, int) {
 		transport, sseEvents, batch, notification, continuation, attempt, retryOf, retryOrigin, chainID,
 		unknownRetry, continues, clientOutcome, clientDisagrees, noResponseReason, evidence,
 	}, unknown
+}
+
+// lowCardColumns is how many LowCardinality(String) columns
+// exchangeColumns encodes from boxes.
+const lowCardColumns = 19
+
+// boxes holds each distinct string of a batch as one interface value.
+// The driver's LowCardinality columns take any slice and append it row by
+// row as an interface (keyed in a map[any]int): a []string boxed every
+// row, one allocation per row and column (19 of the 21 allocations a row
+// took); a []any of these values costs none. It lives for one batch, so
+// the strings it keys are the rows' own.
+type boxes map[string]any
+
+func (b boxes) of(v string) any {
+	if x, ok := b[v]; ok {
+		return x
+	}
+	x := any(v)
+	b[v] = x
+	return x
 }
 
 func headers(h map[string]string) map[string]string {
