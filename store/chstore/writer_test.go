@@ -15,6 +15,7 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/mcplens/mcplens/schema"
+	"github.com/mcplens/mcplens/store/chstore/clickhousetest"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/rs/zerolog"
@@ -227,4 +228,28 @@ func counter(c prometheus.Collector) float64 {
 		return -1
 	}
 	return m.GetCounter().GetValue()
+}
+
+// TestServerBlocksOfOneInsertAreOnePart runs on the real server: a table's
+// INSERT of more than blockRows rows goes as several blocks, and the
+// server must still make one part of them (so that the insert is stored
+// whole or not at all, as one block was) that the batch's token
+// deduplicates when the batch is written again. The active parts' block
+// numbers count the inserted parts, merged or not.
+func TestServerBlocksOfOneInsertAreOnePart(t *testing.T) {
+	s, db := openFresh(t, clickhousetest.DSN(t))
+	n := 3*blockRows + 17
+	b := &schema.Batch{Token: "blocks", Exchanges: benchRows(n)}
+	for range 2 {
+		if err := s.Write(t.Context(), b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := count(t, s, "SELECT count() FROM exchanges"); got != uint64(n) {
+		t.Errorf("%d rows stored, want %d", got, n)
+	}
+	parts := count(t, s, "SELECT toUInt64(sum(max_block_number - min_block_number + 1)) FROM system.parts WHERE database = '"+db+"' AND table = 'exchanges' AND active")
+	if parts != 1 {
+		t.Errorf("%d parts of one insert in %d-row blocks, want 1", parts, blockRows)
+	}
 }
