@@ -198,7 +198,7 @@ func (m *mergeSet) add(o *observation, h *groupHeap) {
 		switch due, r := m.due(o), sourceRank(o); {
 		case r < best, r == best && due.After(g.due):
 			g.due = due
-			heap.Fix(g.heap, g.index)
+			g.heap.fix(g)
 		}
 		return
 	}
@@ -438,7 +438,7 @@ func later(a, b time.Time) time.Time {
 // and source positions stay uncommitted while the request waits.
 func (m *mergeSet) release(h *groupHeap, final bool, wm time.Time, emit func(*group)) {
 	for len(*h) > 0 {
-		g := (*h)[0]
+		g := (*h)[0].g
 		if t := m.waitsFor(g, h, wm); t == pendingCall {
 			// The call a cancel names runs on (a long tool, a stream the
 			// client keeps open): the cancel waits a window at a time
@@ -449,12 +449,12 @@ func (m *mergeSet) release(h *groupHeap, final bool, wm time.Time, emit func(*gr
 					return
 				}
 				g.due = wm.Add(m.window)
-				heap.Fix(h, 0)
+				h.fix(g)
 				continue
 			}
 		} else if t != nil {
 			g.due = later(g.due, t.due.Add(time.Nanosecond))
-			heap.Fix(h, 0)
+			h.fix(g)
 			continue
 		}
 		if !final && g.due.After(wm) {
@@ -711,29 +711,44 @@ func endTime(o *observation) (time.Time, float64) {
 }
 
 // groupHeap orders groups by when their merge window closes, then arrival.
-type groupHeap []*group
+// Each item carries its group's order inline (due as Unix nanoseconds), so
+// that sifting compares without loading the groups: with hundreds of
+// thousands of groups waiting those loads were cache misses.
+type groupHeap []groupItem
+
+type groupItem struct {
+	due int64 // g.due, Unix nanoseconds; refreshed by fix
+	seq uint64
+	g   *group
+}
 
 func (h groupHeap) Len() int { return len(h) }
 func (h groupHeap) Less(i, j int) bool {
-	if h[i].due.Equal(h[j].due) {
+	if h[i].due == h[j].due {
 		return h[i].seq < h[j].seq
 	}
-	return h[i].due.Before(h[j].due)
+	return h[i].due < h[j].due
 }
 func (h groupHeap) Swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
-	h[i].index, h[j].index = i, j
+	h[i].g.index, h[j].g.index = i, j
 }
 func (h *groupHeap) Push(x any) {
 	g := x.(*group)
 	g.index = len(*h)
-	*h = append(*h, g)
+	*h = append(*h, groupItem{due: g.due.UnixNano(), seq: g.seq, g: g})
 }
 func (h *groupHeap) Pop() any {
 	old := *h
-	g := old[len(old)-1]
-	old[len(old)-1] = nil
+	g := old[len(old)-1].g
+	old[len(old)-1] = groupItem{}
 	*h = old[:len(old)-1]
 	g.index = -1
 	return g
+}
+
+// fix restores the order after g.due changed.
+func (h *groupHeap) fix(g *group) {
+	(*h)[g.index].due = g.due.UnixNano()
+	heap.Fix(h, g.index)
 }
