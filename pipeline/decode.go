@@ -41,15 +41,15 @@ func (e *DecodeError) Error() string {
 // its own, or call the package-level [Decode]. The zero value is ready to use.
 type Decoder struct {
 	p      fastjson.Parser
-	intern map[string]string
-	key    []byte // scratch: prefixed names of nested fields
-	lower  []byte // scratch: lower-cased header names
-	raw    []byte // scratch: raw JSON of a body
+	intern *[internSlots]string // nil until the first interned string
+	key    []byte               // scratch: prefixed names of nested fields
+	lower  []byte               // scratch: lower-cased header names
+	raw    []byte               // scratch: raw JSON of a body
 }
 
 const (
 	maxInternLen     = 96      // longer strings are copied, never interned
-	maxInterned      = 4096    // the intern table is cleared when it holds this many
+	internSlots      = 4096    // slots of the intern table (a power of two)
 	maxRetainedParse = 1 << 20 // a parser that grew past this is dropped after use
 )
 

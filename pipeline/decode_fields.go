@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"math"
 	"time"
 	"unicode/utf8"
@@ -22,7 +23,10 @@ func bytesString(b []byte) string { return unsafe.String(unsafe.SliceData(b), le
 
 // internBytes returns b as a string, shared with earlier equal strings of this
 // Decoder, so repeated values (server, header names, content types) cost no
-// allocation.
+// allocation. The table is direct-mapped by a hash of the bytes: a string
+// that collides replaces the one in its slot, so values that never repeat
+// (request ids in headers) cost one allocation each and never a map's growth
+// or clearing.
 func (d *Decoder) internBytes(b []byte) string {
 	if len(b) == 0 {
 		return ""
@@ -30,16 +34,19 @@ func (d *Decoder) internBytes(b []byte) string {
 	if len(b) > maxInternLen {
 		return string(b)
 	}
-	if s, ok := d.intern[string(b)]; ok {
-		return s
+	if d.intern == nil {
+		d.intern = new([internSlots]string)
 	}
-	if d.intern == nil || len(d.intern) >= maxInterned {
-		d.intern = make(map[string]string, 256)
+	slot := &d.intern[maphash.Bytes(internSeed, b)&(internSlots-1)]
+	if *slot == string(b) {
+		return *slot
 	}
-	s := string(b)
-	d.intern[s] = s
-	return s
+	*slot = string(b)
+	return *slot
 }
+
+// internSeed seeds the intern table's hash, the same for every Decoder.
+var internSeed = maphash.MakeSeed()
 
 // quoteForError renders a value for an error message, cut to a readable length.
 func quoteForError(b []byte) string {
