@@ -239,6 +239,7 @@ func (e *Engine) loop(ctx context.Context, msgs <-chan Message, fetchErr <-chan 
 				continue
 			}
 			e.handle(m)
+			m.Release()
 			if e.batch.Len() >= e.cfg.BatchSize {
 				if err := e.flush(ctx); err != nil {
 					return e.stopAfter(err)

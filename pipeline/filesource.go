@@ -33,7 +33,8 @@ type FileSourceConfig struct {
 // magic bytes (whatever its name). Positions are the path ("stdin" for "-")
 // and the 1-based line number; blank lines are skipped but counted. Fetch
 // returns io.EOF at the end of the input. Each message's Value is its own
-// memory, safe to keep after the next Fetch.
+// memory, safe to keep after the next Fetch and until the message's
+// [Message.Release] (never called, the memory is the garbage collector's).
 //
 // A regular file is read in the calling goroutine. Standard input and other
 // non-regular files (pipes, FIFOs) are read by a goroutine of the source, so
@@ -50,7 +51,7 @@ type FileSource struct {
 	br      *bufio.Reader
 	maxLine int
 	line    int64
-	slab    []byte // lines are copied into slabs, a few allocations for many lines
+	slab    *lineSlab // lines are copied into slabs, recycled once all their lines are released
 
 	lines     chan fetched // nil when read synchronously
 	stop      chan struct{}
@@ -170,15 +171,16 @@ func (s *FileSource) next() (Message, error) {
 		}
 	}
 	for {
-		line, err := s.readLine()
+		line, slab, err := s.readLine()
 		if err != nil {
 			return Message{}, err
 		}
 		s.line++
 		if len(bytes.TrimSpace(line)) == 0 {
+			slab.release()
 			continue
 		}
-		return Message{Value: line, Pos: Position{Stream: s.stream, Offset: s.line}}, nil
+		return Message{Value: line, Pos: Position{Stream: s.stream, Offset: s.line}, slab: slab}, nil
 	}
 }
 
@@ -202,13 +204,14 @@ func (s *FileSource) open() error {
 
 // readLine returns the next line without its line ending, in memory of its
 // own: cut to maxLine bytes when longer. The last line needs no newline.
-func (s *FileSource) readLine() ([]byte, error) {
+func (s *FileSource) readLine() ([]byte, *lineSlab, error) {
 	frag, err := s.br.ReadSlice('\n')
 	if err == nil || (errors.Is(err, io.EOF) && len(frag) > 0) {
-		return s.keep(trimEOL(frag)), nil
+		line, slab := s.keep(trimEOL(frag))
+		return line, slab, nil
 	}
 	if !errors.Is(err, bufio.ErrBufferFull) {
-		return nil, s.readErr(err)
+		return nil, nil, s.readErr(err)
 	}
 	long := append([]byte(nil), frag[:min(len(frag), s.maxLine)]...)
 	cut := len(frag) > s.maxLine
@@ -223,12 +226,12 @@ func (s *FileSource) readLine() ([]byte, error) {
 		long = append(long, frag...)
 	}
 	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, s.readErr(err)
+		return nil, nil, s.readErr(err)
 	}
 	if cut {
 		s.truncated.Add(1)
 	}
-	return trimEOL(long), nil
+	return trimEOL(long), nil, nil
 }
 
 func (s *FileSource) readErr(err error) error {
@@ -243,23 +246,22 @@ func trimEOL(b []byte) []byte {
 	return bytes.TrimSuffix(b, []byte{'\r'})
 }
 
-// keep copies a line out of the read buffer: short lines into a shared
-// slab, long ones into their own allocation; cut to maxLine.
-func (s *FileSource) keep(b []byte) []byte {
+// keep copies a line out of the read buffer: short lines into the current
+// slab, long ones into their own allocation; cut to maxLine. The slab
+// counts the line until its message is released.
+func (s *FileSource) keep(b []byte) ([]byte, *lineSlab) {
 	if len(b) > s.maxLine {
 		b = b[:s.maxLine]
 		s.truncated.Add(1)
 	}
-	const slabSize, ownAbove = 256 << 10, 16 << 10
-	if len(b) > ownAbove {
-		return bytes.Clone(b)
+	if len(b) > slabOwnAbove {
+		return bytes.Clone(b), nil
 	}
-	if len(b) > cap(s.slab)-len(s.slab) {
-		s.slab = make([]byte, 0, slabSize)
+	if s.slab == nil || len(b) > cap(s.slab.buf)-len(s.slab.buf) {
+		s.slab.release() // the source's own reference: the slab is full
+		s.slab = newLineSlab()
 	}
-	n := len(s.slab)
-	s.slab = append(s.slab, b...)
-	return s.slab[n:len(s.slab):len(s.slab)]
+	return s.slab.add(b), s.slab
 }
 
 // Commit records the last committed position of this file; files need no
@@ -313,4 +315,52 @@ func (s *FileSource) Close() error {
 		}
 	})
 	return err
+}
+
+const (
+	slabSize     = 256 << 10 // bytes of one slab of lines
+	slabOwnAbove = 16 << 10  // longer lines get an allocation of their own
+)
+
+// lineSlab holds many short lines in one allocation. It counts the
+// messages that still use it, plus one for the source while it fills the
+// slab; the last release returns it to slabs for the next lines. Reading a
+// file so never allocates for its short lines once the slabs in use
+// suffice (the engine releases each message when it has handled it, see
+// [Message.Release]), where a fresh slab per 256 KiB had the allocator
+// zero as many bytes as the file held and the garbage collector run once
+// per so many bytes more.
+type lineSlab struct {
+	buf  []byte
+	refs atomic.Int32
+}
+
+var slabs = sync.Pool{New: func() any { return &lineSlab{buf: make([]byte, 0, slabSize)} }}
+
+func newLineSlab() *lineSlab {
+	sl := slabs.Get().(*lineSlab)
+	sl.buf = sl.buf[:0]
+	sl.refs.Store(1)
+	return sl
+}
+
+// add copies b into the slab, which must have room, and counts it.
+func (sl *lineSlab) add(b []byte) []byte {
+	sl.refs.Add(1)
+	n := len(sl.buf)
+	sl.buf = append(sl.buf, b...)
+	return sl.buf[n:len(sl.buf):len(sl.buf)]
+}
+
+// release drops one reference; nil is a no-op.
+func (sl *lineSlab) release() {
+	if sl == nil {
+		return
+	}
+	switch n := sl.refs.Add(-1); {
+	case n == 0:
+		slabs.Put(sl)
+	case n < 0:
+		panic("pipeline: a line slab released more often than used")
+	}
 }

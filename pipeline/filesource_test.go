@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -223,4 +224,69 @@ func TestFileSourceCommit(t *testing.T) {
 	if got := s.Committed(); got != p {
 		t.Errorf("Committed %v, want %v", got, p)
 	}
+}
+
+// Released lines' slabs are reused for later lines; a line not released
+// keeps its bytes however many slabs are recycled after it, and every
+// line reads as written whatever was released before it.
+func TestFileSourceRecyclesReleasedLines(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "lines.ndjson")
+	var want []string
+	var buf bytes.Buffer
+	for i := range 20_000 { // ~2.5 MB: several slabs
+		line := fmt.Sprintf(`{"n":%d,"pad":%q}`, i, strings.Repeat(string(rune('a'+i%26)), i%200))
+		if i%1000 == 7 {
+			line = strings.Repeat("L", slabOwnAbove+1) // its own allocation
+		}
+		want = append(want, line)
+		buf.WriteString(line + "\n")
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	src, err := NewFileSource(path, FileSourceConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	var kept []Message // every 97th line is never released
+	for i := 0; ; i++ {
+		m, err := src.Fetch(context.Background())
+		if errors.Is(err, io.EOF) {
+			if i != len(want) {
+				t.Fatalf("%d lines, want %d", i, len(want))
+			}
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(m.Value) != want[i] {
+			t.Fatalf("line %d reads %.40q, want %.40q", i+1, m.Value, want[i])
+		}
+		if i%97 == 0 {
+			kept = append(kept, m)
+			continue
+		}
+		m.Release()
+		m.Release() // the message forgets its slab: a second call is a no-op
+	}
+	for _, m := range kept {
+		if got := string(m.Value); got != want[m.Pos.Offset-1] {
+			t.Fatalf("kept line %d changed to %.40q after later lines were released", m.Pos.Offset, got)
+		}
+	}
+}
+
+func TestLineSlabOverRelease(t *testing.T) {
+	sl := newLineSlab()
+	sl.add([]byte("x"))
+	sl.release()
+	sl.release() // the line's and the source's reference
+	defer func() {
+		if recover() == nil {
+			t.Fatal("a third release did not panic")
+		}
+	}()
+	sl.release()
 }

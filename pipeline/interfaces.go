@@ -57,6 +57,20 @@ type Message struct {
 	// Assignment, when not nil, is all the message says (Value and Pos
 	// are empty): the streams the source reads from now on.
 	Assignment *Assignment
+	// slab, when not nil, holds Value for a FileSource until Release.
+	slab *lineSlab
+}
+
+// Release says that nothing uses m.Value any more: its source may reuse
+// the memory for later lines. Calling it is optional (unreleased memory is
+// the garbage collector's); m forgets its memory, so a second call is a
+// no-op, but a copy of m made before must not be released too. After it,
+// m.Value must not be read. The engine releases each message once it has
+// been handled, since nothing it keeps shares memory with the line (the
+// decoder and the quarantine copy what they keep).
+func (m *Message) Release() {
+	m.slab.release()
+	m.slab = nil
 }
 
 // Assignment is what an [Assigner] reads from now on, after a rebalance
