@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/valyala/fastjson"
@@ -92,12 +91,13 @@ func nameless(p *fastjson.Parser, session, body string) string {
 
 // wireCancel is, for a cancel that names no client, its transport key,
 // the key its server's session-less requests with its id wait under in
-// the correlator (anyClientKey), when it was sent (on the reference
+// the correlator (its anyClientKey), when it was sent (on the reference
 // clock) and the calls it can name.
 type wireCancel struct {
-	key, pending string
-	at           time.Time
-	targets      []*group
+	key     string
+	pending hkey // the hash of its anyClient key (pendingKeys)
+	at      time.Time
+	targets []*group
 }
 
 // target is the one call the cancel names, or nil when none or several
@@ -118,25 +118,6 @@ func viewWireKey(ev, req *schema.Event, id string) string {
 	return wireKey(serverName(ev), ev.Source, ev.Observer, req.RequestHeaders["user-agent"], id)
 }
 
-// anyClientKey is, for the request key (requestKey) of a session-less
-// request, the key of every session-less request to its server with its
-// id, whichever client sent it: a request half waiting in the correlator
-// counts under it too, so that a cancel naming no client waits for the
-// calls it may name without a key per half (the half keeps only its
-// request key, and this one is derived from it). "" for a session's
-// request.
-func anyClientKey(key string) string {
-	rest, ok := strings.CutPrefix(key, "r\x00")
-	if !ok {
-		return ""
-	}
-	server, who, ok := strings.Cut(rest, "\x00")
-	if !ok || !strings.HasPrefix(who, "c\x00") {
-		return ""
-	}
-	return "p\x00" + server + "\x00" + who[strings.LastIndexByte(who, 0)+1:]
-}
-
 // indexWire matches, by transport, a cancel that names no client with the
 // session-less calls that gave up while it was sent, whichever of them
 // arrives first.
@@ -154,7 +135,7 @@ func (m *mergeSet) indexWire(o *observation, g *group) {
 		if wk == "" {
 			return
 		}
-		g.wire = &wireCancel{key: wk, pending: "p\x00" + serverName(ev) + "\x00" + id, at: m.onRefClock(o, o.ts)}
+		g.wire = &wireCancel{key: wk, pending: m.h.of("p", serverName(ev), id), at: m.onRefClock(o, o.ts)}
 		for _, t := range m.byWire[wk] {
 			m.wireMatch(g, t)
 		}
@@ -219,7 +200,7 @@ func (m *mergeSet) wireWaitsFor(g *group, h *groupHeap, wm time.Time) *group {
 			return t
 		}
 	}
-	if m.pending[w.pending] > 0 && !wm.After(w.at.Add(m.pairWindow+m.window)) {
+	if m.waitingRequest(w.pending) && !wm.After(w.at.Add(m.pairWindow+m.window)) {
 		return pendingCall
 	}
 	return nil

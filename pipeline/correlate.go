@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"container/heap"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -43,6 +44,7 @@ func (c *CorrelatorConfig) defaults() {
 	if c.MaxPending <= 0 {
 		c.MaxPending = 200_000
 	}
+	c.MaxPending = min(c.MaxPending, math.MaxInt32) // a half's heap index is an int32
 	if c.MaxPendingBytes <= 0 {
 		c.MaxPendingBytes = 512 << 20
 	}
@@ -53,17 +55,18 @@ func (c *CorrelatorConfig) defaults() {
 // instead of a Position, an intrusive list): a pending request costs well
 // under 512 bytes beyond its bodies.
 type half struct {
-	key   string
+	key   hkey // pairKey
 	ev    packed
 	st    *stream
 	off   int64 // source offset within st
 	ts    int64 // event time, Unix nanoseconds
-	index int   // in st.pending
 	next  *half // the next half waiting under the same key
+	index int32 // in st.pending
 	saved bool  // held in the sink's state (see state.go)
-	// req is a request half's request key, counted in merging.pending
-	// while it waits, so that a cancel naming it waits too.
-	req string
+	// req and reqAny are a request half's hashed request key and, when
+	// session-less, its anyClientKey (mergeSet.pendingKeys), counted in
+	// merging.pending while it waits, so that a cancel naming it waits too.
+	req, reqAny hkey
 }
 
 func (h *half) pos() Position {
@@ -93,7 +96,8 @@ type stream struct {
 // output. A correlator is not safe for concurrent use.
 type correlator struct {
 	cfg       CorrelatorConfig
-	waiting   map[string]*half // by pair key, oldest first (a list through next)
+	waiting   map[hkey]*half // by pair key, oldest first (a list through next)
+	h         keyHasher      // of pair keys
 	streams   map[string]*stream
 	order     []*stream // by stream name: releases are deterministic
 	npending  int
@@ -111,7 +115,7 @@ type correlator struct {
 // newCorrelator returns a correlator with cfg's bounds.
 func newCorrelator(cfg CorrelatorConfig) *correlator {
 	cfg.defaults()
-	c := &correlator{cfg: cfg, waiting: map[string]*half{}, streams: map[string]*stream{},
+	c := &correlator{cfg: cfg, waiting: map[hkey]*half{}, h: newKeyHasher(), streams: map[string]*stream{},
 		merging: newMergeSet(cfg.MergeWindow), now: time.Now}
 	c.merging.pairWindow = cfg.PairWindow
 	return c
@@ -151,7 +155,7 @@ func (c *correlator) add(ev *schema.Event, pos Position, saved bool) {
 		c.complete(st, &observation{req: ev, resp: ev, positions: []Position{pos}, saved: []bool{saved}, evs: []*schema.Event{ev}, ts: ev.TS})
 		return
 	}
-	key := pairKey(ev)
+	key := c.pairKey(ev)
 	isReq := ev.Kind == schema.KindRequest
 	var prev *half
 	for h := c.waiting[key]; h != nil; prev, h = h, h.next {
@@ -173,8 +177,9 @@ func (c *correlator) add(ev *schema.Event, pos Position, saved bool) {
 	}
 	h := &half{key: key, ev: pack(ev), st: st, off: pos.Offset, ts: ev.TS.UnixNano(), saved: saved}
 	if isReq {
-		if h.req = c.merging.pendingKey(ev); h.req != "" {
-			c.merging.pendingRequest(h.req)
+		var ok bool
+		if h.req, h.reqAny, ok = c.merging.pendingKeys(ev); ok {
+			c.merging.pendingRequest(h.req, h.reqAny)
 		}
 	}
 	if prev == nil {
@@ -196,9 +201,9 @@ func (c *correlator) add(ev *schema.Event, pos Position, saved bool) {
 
 // unpend removes h from its stream's pending heap.
 func (c *correlator) unpend(h *half) {
-	heap.Remove(&h.st.pending, h.index)
-	if h.req != "" {
-		c.merging.requestDone(h.req)
+	heap.Remove(&h.st.pending, int(h.index))
+	if h.req != (hkey{}) {
+		c.merging.requestDone(h.req, h.reqAny)
 	}
 	c.npending--
 	c.bytes -= h.size()
@@ -215,15 +220,15 @@ func (c *correlator) oldest() *half {
 	return o
 }
 
-// halfOverhead is what a waiting half costs besides its blob, bodies and
-// key: the struct, the map entry and the heap slot.
+// halfOverhead is what a waiting half costs besides its blob and bodies:
+// the struct with its hashed keys, the map entries and the heap slot.
 const halfOverhead = 200
 
 // size estimates the memory a waiting half holds.
-func (h *half) size() int64 { return h.ev.size() + int64(len(h.key)+len(h.req)) + halfOverhead }
+func (h *half) size() int64 { return h.ev.size() + halfOverhead }
 
 // unlink removes h, whose predecessor under key is prev, from the list.
-func (c *correlator) unlink(key string, prev, h *half) {
+func (c *correlator) unlink(key hkey, prev, h *half) {
 	switch {
 	case prev != nil:
 		prev.next = h.next
@@ -237,10 +242,9 @@ func (c *correlator) unlink(key string, prev, h *half) {
 
 // pairKey ties a request event to its response event: one observer's
 // exchange id, else its session and JSON-RPC id.
-func pairKey(ev *schema.Event) string {
-	prefix := ev.Source + "\x00" + ev.Observer + "\x00"
+func (c *correlator) pairKey(ev *schema.Event) hkey {
 	if ev.ExchangeID != "" {
-		return prefix + "e\x00" + ev.ExchangeID
+		return c.h.of(ev.Source, ev.Observer, "e", ev.ExchangeID)
 	}
 	var id string
 	if ev.Kind == schema.KindRequest {
@@ -248,7 +252,7 @@ func pairKey(ev *schema.Event) string {
 	} else {
 		id, _ = classify.ResponseID(ev.ResponseHeaders["content-type"], bytesOf(ev.ResponseBody))
 	}
-	return prefix + "s\x00" + ev.SessionID + "\x00" + id
+	return c.h.of(ev.Source, ev.Observer, "s", ev.SessionID, id)
 }
 
 // expire emits a waiting half alone: a request as NO_RESPONSE, a response
@@ -374,11 +378,11 @@ func (h halfHeap) Less(i, j int) bool {
 }
 func (h halfHeap) Swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
-	h[i].index, h[j].index = i, j
+	h[i].index, h[j].index = int32(i), int32(j) //nolint:gosec // G115: below MaxPending, far below 2^31 halves
 }
 func (h *halfHeap) Push(x any) {
 	it := x.(*half)
-	it.index = len(*h)
+	it.index = int32(len(*h)) //nolint:gosec // G115: as in Swap
 	*h = append(*h, it)
 }
 func (h *halfHeap) Pop() any {

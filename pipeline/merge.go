@@ -78,10 +78,13 @@ type mergeSet struct {
 	byCall  map[string][]*group // call key, oldest first
 	byReq   map[string]*group   // "r" + server, session or client, JSON-RPC id
 	cancels map[string]*group   // the same key: a waiting cancel of that request
-	// pending counts, by request key, the requests still waiting in the
-	// correlator for their response (split records): a cancel waits for
-	// them however long the call runs (pendingRequest, requestDone).
-	pending map[string]int
+	// pending counts, by the hash of their request key, the requests
+	// still waiting in the correlator for their response (split records):
+	// a cancel waits for them however long the call runs (pendingRequest,
+	// requestDone). Hashed (see keyed.go), a waiting request keeps 32
+	// bytes for its keys instead of building and holding their strings.
+	pending map[hkey]int32
+	h       keyHasher
 	inits   map[string]*group // "s" + server, session: its waiting initialize
 	// byWire and wireCancels index session-less calls that gave up and
 	// the cancels that name no client by their transport key (wireKey).
@@ -97,7 +100,7 @@ type mergeSet struct {
 }
 
 func newMergeSet(window time.Duration) mergeSet {
-	return mergeSet{window: window, byID: map[string]*group{}, byCall: map[string][]*group{}, byReq: map[string]*group{}, cancels: map[string]*group{}, inits: map[string]*group{}, pending: map[string]int{},
+	return mergeSet{window: window, byID: map[string]*group{}, byCall: map[string][]*group{}, byReq: map[string]*group{}, cancels: map[string]*group{}, inits: map[string]*group{}, pending: map[hkey]int32{}, h: newKeyHasher(),
 		byWire: map[string][]*group{}, wireCancels: map[string][]*group{},
 		offsets: map[string]clock{}, clients: clients{byKey: map[string]*list.Element{}}}
 }
@@ -240,7 +243,7 @@ func (m *mergeSet) waitsFor(g *group, h *groupHeap, wm time.Time) *group {
 	if t := g.after; t != nil && t.index >= 0 && t.heap == h {
 		return t
 	}
-	if g.cancels != "" && g.after == nil && m.pending[g.cancels] > 0 {
+	if g.cancels != "" && g.after == nil && m.waitingRequest(m.pendingOf(g.cancels)) {
 		return pendingCall
 	}
 	if t := m.wireWaitsFor(g, h, wm); t != nil {
@@ -472,39 +475,59 @@ func (m *mergeSet) release(h *groupHeap, final bool, wm time.Time, emit func(*gr
 // waiting in the correlator for its response.
 var pendingCall = &group{}
 
-// pendingKey is the request key (requestKey) of a request half that
-// starts waiting for its response, or "" when it names no request.
-func (m *mergeSet) pendingKey(ev *schema.Event) string {
+// pendingKeys are the hashed request key (requestKey) of a request half
+// that starts waiting for its response and, for a session-less one, its
+// anyClient key: "p", its server and its id, whichever client sent it, so
+// that a cancel naming no client waits for the calls it may name
+// (cancelwire.go). ok is false when it names no request. The hashes equal
+// pendingOf of those keys' strings.
+func (m *mergeSet) pendingKeys(ev *schema.Event) (req, anyClient hkey, ok bool) {
 	id, ok := classify.RequestID(bytesOf(ev.RequestBody))
 	if !ok || id == "" {
-		return ""
+		return hkey{}, hkey{}, false
 	}
-	who := m.whoOf(ev, ev)
-	if who == "" {
-		return ""
+	server := serverName(ev)
+	if ev.SessionID != "" {
+		return m.h.of("r", server, ev.SessionID, id), hkey{}, true
 	}
-	return "r\x00" + serverName(ev) + "\x00" + who + "\x00" + id
+	name, version, ok := m.clients.wireInfo(ev.RequestBody)
+	if !ok {
+		name, version = ev.ClientName, ev.ClientVersion
+	}
+	if name == "" {
+		return hkey{}, hkey{}, false
+	}
+	return m.h.of("r", server, "c", name, version, id), m.h.of("p", server, id), true
 }
+
+// pendingOf is the hash pendingKeys gives the request key (or
+// anyClientKey) key: the parts of a key are joined by NULs, as keyHasher
+// joins them.
+func (m *mergeSet) pendingOf(key string) hkey { return m.h.of(key) }
+
+// waitingRequest says whether a request with the key (requestKey or
+// anyClientKey) key still waits in the correlator for its response.
+func (m *mergeSet) waitingRequest(key hkey) bool { return m.pending[key] > 0 }
 
 // pendingRequest and requestDone count a request half that starts and
-// stops waiting in the correlator, under its request key.
-// A session-less request counts under its server and id too
-// (anyClientKey), for a cancel that names no client.
-func (m *mergeSet) pendingRequest(key string) {
-	m.pending[key]++
-	if k := anyClientKey(key); k != "" {
-		m.pending[k]++
+// stops waiting in the correlator, under its request key; a session-less
+// request counts under its server and id too (anyClient), for a cancel
+// that names no client.
+func (m *mergeSet) pendingRequest(req, anyClient hkey) {
+	m.pending[req]++
+	if anyClient != (hkey{}) {
+		m.pending[anyClient]++
 	}
 }
 
-func (m *mergeSet) requestDone(key string) {
-	m.done(key)
-	if k := anyClientKey(key); k != "" {
-		m.done(k)
+func (m *mergeSet) requestDone(req, anyClient hkey) {
+	m.done(req)
+	if anyClient != (hkey{}) {
+		m.done(anyClient)
 	}
 }
 
-func (m *mergeSet) done(key string) {
+func (m *mergeSet) done(key hkey) {
 	if m.pending[key]--; m.pending[key] <= 0 {
 		delete(m.pending, key)
 	}
