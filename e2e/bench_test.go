@@ -62,7 +62,9 @@ func BenchmarkKafkaToClickHouse(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := store.Migrate(context.Background(), schema.DefaultOptions()); err != nil {
+		opts := schema.DefaultOptions()
+		opts.TTL, opts.BodyTTL = 0, 0 // loadgen's event time is fixed: a TTL counted from today would delete rows
+		if err := store.Migrate(context.Background(), opts); err != nil {
 			b.Fatal(err)
 		}
 		return store, func() { store.Close() }

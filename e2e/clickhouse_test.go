@@ -37,7 +37,9 @@ func TestTapKafkaIngestClickHouseUnderFaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = st.Migrate(ctx, schema.DefaultOptions())
+	opts := schema.DefaultOptions()
+	opts.TTL, opts.BodyTTL = 0, 0 // the corpus has fixed dates: a TTL counted from today would delete it
+	err = st.Migrate(ctx, opts)
 	st.Close()
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +56,7 @@ func TestTapKafkaIngestClickHouseUnderFaults(t *testing.T) {
 	tap, tapAddr := startTap(t, b.Addr, topic)
 
 	metricsAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	ingestArgs := ingestFlags(b.Addr, topic, "e2e-ch", metricsAddr, "--to", srv.DSN(), "--migrate", "--clickhouse-retry-attempts", "2")
+	ingestArgs := ingestFlags(b.Addr, topic, "e2e-ch", metricsAddr, "--to", srv.DSN(), "--migrate", "--clickhouse-ttl", "0", "--clickhouse-body-ttl", "0", "--clickhouse-retry-attempts", "2")
 	say := func(string, ...any) {}
 
 	stored := func() int {

@@ -99,7 +99,7 @@ func TestGiveUpOnReadOnlyUser(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The schema first, as its owner would create it.
-	if out, err := exec.Command(ingestBin, "--from", "file:"+in, "--to", dbDSN, "--migrate", "--listen", "", "--progress", "never").CombinedOutput(); err != nil {
+	if out, err := exec.Command(ingestBin, "--from", "file:"+in, "--to", dbDSN, "--migrate", "--clickhouse-ttl", "0", "--clickhouse-body-ttl", "0", "--listen", "", "--progress", "never").CombinedOutput(); err != nil {
 		t.Fatalf("migrate: %v\n%s", err, out)
 	}
 	u, err := url.Parse(clickhousetest.WithDatabase(t, dsn, db))

@@ -306,7 +306,9 @@ func TestReadyzFollowsTheBroker(t *testing.T) {
 // restarts; the ingester then stores what came meanwhile.
 func TestReadyzFollowsClickHouse(t *testing.T) {
 	srv := clickhousetest.Start(t)
-	p := startOps(t, "--from", "file:-", "--to", srv.DSN(), "--migrate", "--listen", "127.0.0.1:0",
+	// No TTL: the corpus is dated 2026-11-02, and from 30 days on the
+	// server's merges deleted the rows this test counts.
+	p := startOps(t, "--from", "file:-", "--to", srv.DSN(), "--migrate", "--clickhouse-ttl", "0", "--clickhouse-body-ttl", "0", "--listen", "127.0.0.1:0",
 		"--merge-window", "100ms", "--lateness", "100ms", "--idle-advance", "200ms", "--flush-interval", "50ms")
 	addr := waitListenAddr(t, p.log)
 	c := pipelinetest.Generate(40, 300)

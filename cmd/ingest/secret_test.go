@@ -111,7 +111,7 @@ func TestPasswordNotInMetrics(t *testing.T) {
 			}
 			addr := ln.Addr().String()
 			ln.Close()
-			cmd := exec.Command(ingestBin, "--from", "file:-", "--to", tc.dsn(dsn), "--migrate", "--listen", addr,
+			cmd := exec.Command(ingestBin, "--from", "file:-", "--to", tc.dsn(dsn), "--migrate", "--clickhouse-ttl", "0", "--clickhouse-body-ttl", "0", "--listen", addr,
 				"--log-level", "debug", "--merge-window", "100ms", "--lateness", "100ms", "--idle-advance", "200ms", "--flush-interval", "50ms")
 			cmd.Env = append(os.Environ(), tc.env...)
 			stdin, err := cmd.StdinPipe()

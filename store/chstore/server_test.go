@@ -20,7 +20,7 @@ import (
 // openFresh opens the store on a database that does not exist yet on the
 // shared server and migrates it, as `ingest --migrate` does on a fresh
 // install.
-func openFresh(t *testing.T, dsn string) (*Store, string) {
+func openFresh(t testing.TB, dsn string) (*Store, string) {
 	t.Helper()
 	opts := schema.DefaultOptions()
 	// The corpus is weeks old: keep it (the TTL tests use the default).
