@@ -1,0 +1,82 @@
+package duckstore
+
+import (
+	"context"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/mcplens/mcplens/internal/loadgen"
+	"github.com/mcplens/mcplens/pipeline"
+	"github.com/mcplens/mcplens/schema"
+)
+
+// batchesSink keeps the batches the engine writes, with their state
+// changes, so that the store's share can be measured alone.
+type batchesSink struct{ batches []*schema.Batch }
+
+func (c *batchesSink) Write(_ context.Context, b *schema.Batch) error {
+	c.batches = append(c.batches, b)
+	return nil
+}
+func (c *batchesSink) Close() error { return nil }
+func (c *batchesSink) LoadState(context.Context, []string) ([]schema.StreamState, error) {
+	return nil, nil
+}
+
+// BenchmarkLoadgenWrite is the DuckDB share of BenchmarkLoadgenToDuckDB:
+// the batches the engine made of the same production-shaped traffic,
+// written into a fresh file and closed (its checkpoint included), with
+// the process' CPU seconds per run beside the wall time.
+func BenchmarkLoadgenWrite(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "load.ndjson")
+	truth, err := loadgen.WriteFile(path, loadgen.Config{Seed: 4, Calls: 60_000})
+	if err != nil {
+		b.Fatal(err)
+	}
+	src, err := pipeline.NewFileSource(path, pipeline.FileSourceConfig{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer src.Close()
+	var c batchesSink
+	eng, err := pipeline.New(pipeline.DefaultConfig(), pipeline.Deps{Source: src, Sink: &c, Logger: zerolog.Nop()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := eng.Run(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	var took, cpu time.Duration
+	for b.Loop() {
+		s, err := Open(context.Background(), filepath.Join(b.TempDir(), "w.duckdb"), Options{Threads: 1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		start, cpu0 := time.Now(), processCPU()
+		for _, batch := range c.batches {
+			if err := s.Write(context.Background(), batch); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := s.Close(); err != nil {
+			b.Fatal(err)
+		}
+		took += time.Since(start)
+		cpu += processCPU() - cpu0
+	}
+	b.ReportMetric(float64(truth.Lines*b.N)/took.Seconds(), "events/s")
+	b.ReportMetric(float64(truth.Lines*b.N)/cpu.Seconds(), "events/cpu-s")
+}
+
+// processCPU is the user and system CPU time of the process so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
