@@ -1,25 +1,26 @@
--- Which of a batch's exchange ids (staged in stage_ids) are already stored,
--- in exchanges (kind 'x') or exchange_bodies (kind 'b'). An exchange id
--- always comes with the same request ts, so only stored rows of the
--- batch's ts range [$lo, $hi] can match; the zone maps on ts skip every
--- other row group, and no index on exchange_id is needed.
+-- Which of a batch's exchange ids (staged in stage_ids) are already stored:
+-- three queries, of which the writer runs (as one UNION ALL) those the
+-- batch needs. An exchange id always comes with the same request ts, so
+-- only stored rows of the batch's ts range [$lo, $hi] can match; the zone
+-- maps on ts skip every other row group, and no index on exchange_id is
+-- needed.
 --
--- Kind 'h': a half (an orphan response, a request without response) whose
--- event is already stored in another exchange, paired with its other half:
--- a re-read or re-sent half after its pair was stored. Its exchange id
--- differs (an orphan's derives from the response), so it is looked up by
--- event id, within [$wlo, $whi]: the batch's range widened by the longest
--- time that can separate the halves.
+-- Kind 'x': in exchanges (a batch with exchanges).
 SELECT DISTINCT 'x' AS kind, e.exchange_id
 FROM exchanges AS e
 JOIN stage_ids AS s ON s.exchange_id = e.exchange_id
-WHERE e.ts >= $lo AND e.ts <= $hi
-UNION ALL
+WHERE e.ts >= $lo AND e.ts <= $hi;
+-- Kind 'b': in exchange_bodies (a batch with bodies).
 SELECT DISTINCT 'b' AS kind, b.exchange_id
 FROM exchange_bodies AS b
 JOIN stage_ids AS s ON s.exchange_id = b.exchange_id
-WHERE b.ts >= $lo AND b.ts <= $hi
-UNION ALL
+WHERE b.ts >= $lo AND b.ts <= $hi;
+-- Kind 'h' (a batch with halves): a half (an orphan response, a request
+-- without response) whose event is already stored in another exchange,
+-- paired with its other half: a re-read or re-sent half after its pair
+-- was stored. Its exchange id differs (an orphan's derives from the
+-- response), so it is looked up by event id, within [$wlo, $whi]: the
+-- batch's range widened by the longest time that can separate the halves.
 SELECT DISTINCT 'h' AS kind, s.exchange_id
 FROM exchanges AS e
 JOIN stage_ids AS s ON s.half_event = e.response_event_id
