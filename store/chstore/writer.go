@@ -133,7 +133,7 @@ func (s *Store) insertWithRetry(ctx context.Context, table string, cols []string
 // slice by 1.25x): in BenchmarkKafkaToClickHouse that was 36% of all the
 // bytes the ingester allocated, ~5 KB an event for 1 KiB bodies; Flush
 // resets the block and keeps the buffers for the next block.
-const blockRows = 1024
+const blockRows = 256
 
 // nativeInsert sends one columnar INSERT over the native protocol, in
 // blocks of blockRows.
