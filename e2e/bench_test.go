@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/mcplens/mcplens/pipeline"
+	"github.com/mcplens/mcplens/pipeline/enginetest"
 	"github.com/mcplens/mcplens/pipeline/kafkasource"
 	"github.com/mcplens/mcplens/pipeline/kafkatest"
 	"github.com/mcplens/mcplens/pipeline/pipelinetest"
@@ -102,12 +102,12 @@ func benchKafkaTo(b *testing.B, open func(iter int) (pipeline.Sink, func())) {
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
-		start, c0 := time.Now(), processCPU()
+		start, c0 := time.Now(), enginetest.ProcessCPU()
 		go func() { done <- e.Run(ctx) }()
 		for sink.n.Load() < int64(len(c.IDs)) {
 			time.Sleep(5 * time.Millisecond)
 		}
-		elapsed, cpu = elapsed+time.Since(start), cpu+processCPU()-c0
+		elapsed, cpu = elapsed+time.Since(start), cpu+enginetest.ProcessCPU()-c0
 		events += int64(len(c.Lines))
 		cancel()
 		if err := <-done; err != nil {
@@ -118,15 +118,4 @@ func benchKafkaTo(b *testing.B, open func(iter int) (pipeline.Sink, func())) {
 	}
 	b.ReportMetric(float64(events)/elapsed.Seconds(), "events/s")
 	b.ReportMetric(float64(events)/cpu.Seconds(), "events/cpu-s")
-}
-
-// processCPU is the process's user and system CPU time so far: what the
-// ingester (and the benchmark's polling) spent, apart from the broker and
-// the server on the same machine.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

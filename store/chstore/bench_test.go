@@ -3,7 +3,6 @@ package chstore
 import (
 	"context"
 	"fmt"
-	"syscall"
 	"testing"
 	"time"
 
@@ -96,9 +95,9 @@ func BenchmarkFileToClickHouse(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		s, _ := openFresh(b, dsn) // no TTL: the events are dated 2026-11-02
-		c0 := processCPU()
+		c0 := enginetest.ProcessCPU()
 		enginetest.TimeFile(b, path, s)
-		cpu += processCPU() - c0
+		cpu += enginetest.ProcessCPU() - c0
 		var n uint64
 		if err := s.conn.QueryRow(context.Background(), "SELECT count() FROM exchanges").Scan(&n); err != nil || n != exchanges {
 			b.Fatalf("stored %d exchanges (%v), want %d", n, err, exchanges)
@@ -109,16 +108,6 @@ func BenchmarkFileToClickHouse(b *testing.B) {
 	b.ReportMetric(float64(2*exchanges*b.N)/b.Elapsed().Seconds(), "events/s")
 	b.ReportMetric(float64(exchanges*b.N)/b.Elapsed().Seconds(), "exchanges/s")
 	b.ReportMetric(float64(2*exchanges*b.N)/cpu.Seconds(), "events/cpu-s")
-}
-
-// processCPU is the process's user and system CPU time so far: the
-// ingester's share of a machine it shares with the server.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkFreshnessClickHouse is [enginetest.Freshness] into a fresh

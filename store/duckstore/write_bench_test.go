@@ -3,7 +3,6 @@ package duckstore
 import (
 	"context"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 
 	"github.com/mcplens/mcplens/internal/loadgen"
 	"github.com/mcplens/mcplens/pipeline"
+	"github.com/mcplens/mcplens/pipeline/enginetest"
 	"github.com/mcplens/mcplens/schema"
 )
 
@@ -56,7 +56,7 @@ func BenchmarkLoadgenWrite(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		start, cpu0 := time.Now(), processCPU()
+		start, cpu0 := time.Now(), enginetest.ProcessCPU()
 		for _, batch := range c.batches {
 			if err := s.Write(context.Background(), batch); err != nil {
 				b.Fatal(err)
@@ -66,17 +66,8 @@ func BenchmarkLoadgenWrite(b *testing.B) {
 			b.Fatal(err)
 		}
 		took += time.Since(start)
-		cpu += processCPU() - cpu0
+		cpu += enginetest.ProcessCPU() - cpu0
 	}
 	b.ReportMetric(float64(truth.Lines*b.N)/took.Seconds(), "events/s")
 	b.ReportMetric(float64(truth.Lines*b.N)/cpu.Seconds(), "events/cpu-s")
-}
-
-// processCPU is the user and system CPU time of the process so far.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
