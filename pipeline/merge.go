@@ -486,18 +486,15 @@ func (m *mergeSet) pendingKeys(ev *schema.Event) (req, anyClient hkey, ok bool) 
 	if !ok || id == "" {
 		return hkey{}, hkey{}, false
 	}
-	server := serverName(ev)
-	if ev.SessionID != "" {
-		return m.h.of("r", server, ev.SessionID, id), hkey{}, true
-	}
-	name, version, ok := m.clients.wireInfo(ev.RequestBody)
-	if !ok {
-		name, version = ev.ClientName, ev.ClientVersion
-	}
-	if name == "" {
+	who := m.whoOf(ev, ev)
+	if who == "" {
 		return hkey{}, hkey{}, false
 	}
-	return m.h.of("r", server, "c", name, version, id), m.h.of("p", server, id), true
+	server := serverName(ev)
+	if ev.SessionID == "" {
+		anyClient = m.h.of("p", server, id)
+	}
+	return m.h.of("r", server, who, id), anyClient, true
 }
 
 // pendingOf is the hash pendingKeys gives the request key (or
