@@ -39,6 +39,12 @@ type Config struct {
 	Cluster string
 	// DialTimeout bounds connecting. Default 10s.
 	DialTimeout time.Duration
+	// InsertTimeout bounds one attempt of an INSERT, from preparing it
+	// to the server's acknowledgement, and each write to a server
+	// connection (deadline.go): a server that stops reading or answering
+	// fails the attempt, which is retried, instead of stalling the
+	// partition. Default 2m.
+	InsertTimeout time.Duration
 }
 
 // DefaultConfig returns the configuration RegisterFlags would set.
@@ -60,6 +66,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.RetryMax, "clickhouse-retry-max", 5*time.Second, "longest backoff between insert attempts")
 	fs.StringVar(&c.Cluster, "clickhouse-insert-cluster", "", "cluster of the cluster variant: insert into Distributed tables synchronously")
 	fs.DurationVar(&c.DialTimeout, "clickhouse-dial-timeout", 10*time.Second, "timeout of connecting to ClickHouse")
+	fs.DurationVar(&c.InsertTimeout, "clickhouse-insert-timeout", 2*time.Minute, "longest one INSERT attempt may take, sending to acknowledgement: a server that stops reading or answering fails the attempt (retried) instead of stalling the partition")
 }
 
 // Validate reports every invalid setting.
@@ -76,6 +83,9 @@ func (c *Config) Validate() error {
 	}
 	if c.DialTimeout <= 0 {
 		errs = append(errs, errors.New("clickhouse-dial-timeout must be positive"))
+	}
+	if c.InsertTimeout <= 0 {
+		errs = append(errs, errors.New("clickhouse-insert-timeout must be positive"))
 	}
 	if c.CAFile != "" {
 		if _, err := os.Stat(c.CAFile); err != nil {

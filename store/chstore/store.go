@@ -47,6 +47,7 @@ type Store struct {
 
 	conn   driver.Conn
 	opts   *clickhouse.Options
+	conns  conns // the connections conn dialed (deadline.go)
 	noDBMu sync.Mutex
 	noDB   error // set while the DSN's database does not exist
 	cfg    Config
@@ -126,11 +127,12 @@ func Open(ctx context.Context, dsn string, cfg Config, logger zerolog.Logger, re
 		// `ingest --to stdout` records: its lines go to our log instead.
 		o.Logger = slog.New(slog.NewTextHandler(logger.With().Str("component", "clickhouse-go").Logger(), &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
+	s := newStore(cfg, o.Auth.Database, logger, reg)
+	o.DialContext = s.conns.dialer(o.DialTimeout, cfg.InsertTimeout, o.TLS)
 	conn, err := clickhouse.Open(o)
 	if err != nil {
 		return nil, fmt.Errorf("open clickhouse %s: %w", o.Addr, err)
 	}
-	s := newStore(cfg, o.Auth.Database, logger, reg)
 	s.conn, s.opts = conn, o
 	s.insert = s.nativeInsert
 	s.storedHalves = s.queryStoredHalves

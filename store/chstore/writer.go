@@ -102,11 +102,11 @@ func (s *Store) insertWithRetry(ctx context.Context, table string, cols []string
 	defer func() { s.m.seconds.Observe(time.Since(start).Seconds()) }()
 	backoff := s.cfg.RetryMin
 	for attempt := 1; ; attempt++ {
-		err := s.insert(ctx, table, cols, data, token)
+		err := s.insertAttempt(ctx, table, cols, data, token)
 		if err == nil {
 			return nil
 		}
-		if !Transient(err) {
+		if !errors.Is(err, errInsertTimeout) && !Transient(err) {
 			s.m.failures.WithLabelValues("permanent").Inc()
 			return s.explain(err)
 		}
@@ -122,6 +122,24 @@ func (s *Store) insertWithRetry(ctx context.Context, table string, cols []string
 		}
 		backoff = min(backoff*2, s.cfg.RetryMax)
 	}
+}
+
+// errInsertTimeout marks an attempt that took longer than
+// --clickhouse-insert-timeout: retried like a network error.
+var errInsertTimeout = errors.New("insert attempt timed out")
+
+// insertAttempt runs one attempt of an insert under the insert timeout.
+// The driver stops on the context while it prepares the INSERT and while
+// it sends the last block; the writes before it are interrupted by
+// nativeInsert and, as a backstop, time out on their own (deadline.go).
+func (s *Store) insertAttempt(ctx context.Context, table string, cols []string, data []any, token string) error {
+	actx, cancel := context.WithTimeout(ctx, s.cfg.InsertTimeout)
+	defer cancel()
+	err := s.insert(actx, table, cols, data, token)
+	if err != nil && ctx.Err() == nil && actx.Err() != nil {
+		return fmt.Errorf("%w after --clickhouse-insert-timeout %s: %w", errInsertTimeout, s.cfg.InsertTimeout, err)
+	}
+	return err
 }
 
 // blockRows is the most rows nativeInsert appends to the driver's block
@@ -147,6 +165,8 @@ func (s *Store) nativeInsert(ctx context.Context, table string, cols []string, d
 		settings["insert_distributed_sync"] = 1
 	}
 	ctx = clickhouse.Context(ctx, clickhouse.WithSettings(settings))
+	// A cancelled insert ends the write it is blocked in (deadline.go).
+	defer context.AfterFunc(ctx, s.conns.interrupt)()
 	batch, err := s.conn.PrepareBatch(ctx, "INSERT INTO "+table+" ("+strings.Join(cols, ", ")+")", driver.WithReleaseConnection())
 	if err != nil {
 		return fmt.Errorf("prepare: %w", err)
@@ -169,7 +189,8 @@ func (s *Store) nativeInsert(ctx context.Context, table string, cols []string, d
 			break
 		}
 		// Flush has no watchdog of the context as Send has: a stop is
-		// seen here, between blocks.
+		// seen here, between blocks, and ends a write in flight through
+		// the AfterFunc above.
 		if err := ctx.Err(); err != nil {
 			return errors.Join(err, batch.Abort())
 		}
