@@ -24,6 +24,8 @@ const (
 	ClassStreamCut     = "stream_cut"     // STREAM_INCOMPLETE: the SSE stream ended before the answer
 	ClassHTTPError     = "http_error"     // HTTP_ERROR: a status outside 2xx
 	ClassNoAnswer      = "no_answer"      // TRANSPORT_ERROR, NO_RESPONSE: nothing came back
+	ClassCancelled     = "cancelled"      // CANCELLED: the client's decision, not a server failure
+	ClassUnverified    = "unverified"     // UNVERIFIED: a 2xx whose record cannot show more
 )
 
 // OutcomeClass is the per-server metrics' class of an outcome.
@@ -39,6 +41,10 @@ func OutcomeClass(o classify.Outcome) string {
 		return ClassHTTPError
 	case classify.TransportError, classify.NoResponse:
 		return ClassNoAnswer
+	case classify.Cancelled:
+		return ClassCancelled
+	case classify.Unverified:
+		return ClassUnverified
 	}
 	return ClassHTTP200Failed
 }
@@ -73,7 +79,7 @@ func newMetrics(reg prometheus.Registerer, maxServers int) *metrics {
 		servers:    map[string]bool{},
 		byServer: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mcplens_ingest_server_exchanges_total",
-			Help: "Exchange records emitted, by server and outcome class: ok, input_required, http200_failed (2xx but a JSON-RPC or tool error, a malformed or invalid answer), stream_cut, http_error, no_answer. Servers past --metrics-max-servers are counted as server=\"_other\", records without a server as \"_none\".",
+			Help: "Exchange records emitted, by server and outcome class: ok, input_required, http200_failed (2xx but a JSON-RPC or tool error, a malformed or invalid answer), stream_cut, http_error, no_answer, cancelled (by the client), unverified (a record without bodies that cannot show the outcome). Servers past --metrics-max-servers are counted as server=\"_other\", records without a server as \"_none\".",
 		}, []string{"server", "class"}),
 		unknownRetries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mcplens_ingest_unknown_side_effect_retries_total",

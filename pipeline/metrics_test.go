@@ -147,4 +147,14 @@ func TestOutcomeClass(t *testing.T) {
 	f(classify.HTTPError, ClassHTTPError)
 	f(classify.TransportError, ClassNoAnswer)
 	f(classify.NoResponse, ClassNoAnswer)
+	// The client's cancel and a record that cannot show the outcome are
+	// not a server's failed 2xx: the MCPLensServerHTTP200Failing alert
+	// must not page for them.
+	f(classify.Cancelled, ClassCancelled)
+	f(classify.Unverified, ClassUnverified)
+	for _, o := range classify.Outcomes {
+		if OutcomeClass(o) == ClassHTTP200Failed && o.Layer() != classify.LayerProtocol && o.Layer() != classify.LayerApplication {
+			t.Errorf("OutcomeClass(%s) = http200_failed, but its layer is %s", o, o.Layer())
+		}
+	}
 }
