@@ -94,7 +94,6 @@ func nameless(p *fastjson.Parser, session, body string) string {
 // the correlator (its anyClientKey), when it was sent (on the reference
 // clock) and the calls it can name.
 type wireCancel struct {
-	key     string
 	pending hkey // the hash of its anyClient key (pendingKeys)
 	at      time.Time
 	targets []*group
@@ -135,24 +134,29 @@ func (m *mergeSet) indexWire(o *observation, g *group) {
 		if wk == "" {
 			return
 		}
-		g.wire = &wireCancel{key: wk, pending: m.h.of("p", serverName(ev), id), at: m.onRefClock(o, o.ts)}
-		for _, t := range m.byWire[wk] {
+		k := m.h.of(wk)
+		g.wire = &wireCancel{pending: m.h.of("p", serverName(ev), id), at: m.onRefClock(o, o.ts)}
+		for _, t := range m.byWire[k] {
 			m.wireMatch(g, t)
 		}
-		m.wireCancels[wk] = append(m.wireCancels[wk], g)
-		g.keys = append(g.keys, "v"+wk)
+		m.wireCancels[k] = append(m.wireCancels[k], g)
+		g.keys = append(g.keys, gkey{keyWireCancel, k})
 		return
 	}
 	if r.Notification || r.JSONRPCID == "" || !gaveUp(r) {
 		return
 	}
 	wk := viewWireKey(ev, o.req, r.JSONRPCID)
-	if wk == "" || slices.Contains(m.byWire[wk], g) {
+	if wk == "" {
 		return
 	}
-	m.byWire[wk] = append(m.byWire[wk], g)
-	g.keys = append(g.keys, wk)
-	for _, c := range m.wireCancels[wk] {
+	k := m.h.of(wk)
+	if slices.Contains(m.byWire[k], g) {
+		return
+	}
+	m.byWire[k] = append(m.byWire[k], g)
+	g.keys = append(g.keys, gkey{keyWire, k})
+	for _, c := range m.wireCancels[k] {
 		m.wireMatch(c, g)
 	}
 }
@@ -204,20 +208,6 @@ func (m *mergeSet) wireWaitsFor(g *group, h *groupHeap, wm time.Time) *group {
 		return pendingCall
 	}
 	return nil
-}
-
-// forgetWire removes a released group from the transport index under k.
-func (m *mergeSet) forgetWire(k string, g *group) {
-	idx, key := m.byWire, k
-	if k[0] == 'v' {
-		idx, key = m.wireCancels, k[1:]
-	}
-	gs := slices.DeleteFunc(idx[key], func(x *group) bool { return x == g })
-	if len(gs) == 0 {
-		delete(idx, key)
-	} else {
-		idx[key] = gs
-	}
 }
 
 // wireCall is what the chains remember of a session-less call that gave

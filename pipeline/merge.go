@@ -12,7 +12,7 @@ import (
 
 // group is one HTTP exchange as one or more observers saw it.
 type group struct {
-	keys []string  // its exchange-id and call keys in the merge set
+	keys []gkey    // its keys in the merge set's indexes
 	ts   time.Time // the earliest request time of its views
 	// due is when, in event time, the group stops waiting for more views:
 	// the merge window after the latest time a view completed. A view is
@@ -30,14 +30,14 @@ type group struct {
 	// (requestKey); cancelAt is, for a call, when the earliest cancel naming
 	// it was sent (on the reference clock), and cut whether that was before
 	// the call's answer ended (set at release, used by record).
-	cancels  string
+	cancels  hkey // zero when none
 	cancelAt time.Time
 	cut      bool
-	// session names the group's session ("s" key); init marks the
+	// session names the group's session ("s" key, zero for none); init marks the
 	// session's initialize, which the session's other exchanges are
 	// released after (its stream closes after the client sent the next
 	// messages, and clients.Identify must see it first).
-	session string
+	session hkey
 	init    bool
 	// wire is, for a cancel that names no client, the calls it may name
 	// by transport (cancelwire.go); wiredBy is, for such a call, the
@@ -59,6 +59,28 @@ func sameObserver(a, b *observation) bool {
 	return a.source() == b.source() && a.first().Observer == b.first().Observer
 }
 
+// gkey is one of a group's keys in the merge set: the index it is in
+// (kind) and its hash. The indexes are
+// keyed by 128-bit hashes of the keys' parts (keyed.go) rather than by the
+// joined strings: an observation built and hashed three or four strings
+// of 20-150 bytes for them.
+type gkey struct {
+	kind byte
+	h    hkey
+}
+
+// Kinds of gkey. The hashed parts of a key start with a letter of their
+// own too ("e", "k", "r", "s"): a cancel's key is its call's request key.
+const (
+	keyID         = 'e' // byID: the exchange id
+	keyCall       = 'k' // byCall: callKey
+	keyRequest    = 'r' // byReq: requestKey
+	keyCancel     = 'c' // cancels: a cancel's requestKey
+	keySession    = 's' // inits: a session
+	keyWire       = 'w' // byWire: a session-less call's wire key
+	keyWireCancel = 'v' // wireCancels: a cancel's wire key
+)
+
 // mergeSet holds complete observations for MergeWindow so that views of
 // the same exchange from other observers can join them. The groups wait
 // in the heap of their stream (the correlator's, one per source stream);
@@ -74,10 +96,10 @@ func sameObserver(a, b *observation) bool {
 // so two calls can share a call key seconds apart.
 type mergeSet struct {
 	window  time.Duration
-	byID    map[string]*group   // "e" + exchange id
-	byCall  map[string][]*group // call key, oldest first
-	byReq   map[string]*group   // "r" + server, session or client, JSON-RPC id
-	cancels map[string]*group   // the same key: a waiting cancel of that request
+	byID    map[hkey]*group   // "e", exchange id
+	byCall  map[hkey][]*group // call key, oldest first
+	byReq   map[hkey]*group   // "r", server, session or client, JSON-RPC id
+	cancels map[hkey]*group   // the same key: a waiting cancel of that request
 	// pending counts, by the hash of their request key, the requests
 	// still waiting in the correlator for their response (split records):
 	// a cancel waits for them however long the call runs (pendingRequest,
@@ -85,11 +107,11 @@ type mergeSet struct {
 	// bytes for its keys instead of building and holding their strings.
 	pending map[hkey]int32
 	h       keyHasher
-	inits   map[string]*group // "s" + server, session: its waiting initialize
+	inits   map[hkey]*group // "s", server, session: its waiting initialize
 	// byWire and wireCancels index session-less calls that gave up and
 	// the cancels that name no client by their transport key (wireKey).
-	byWire      map[string][]*group
-	wireCancels map[string][]*group
+	byWire      map[hkey][]*group
+	wireCancels map[hkey][]*group
 	offsets     map[string]clock
 	// pairWindow is the correlator's: how long a request waits for its
 	// response (bounds a cancel's wait for the calls it may name).
@@ -100,27 +122,28 @@ type mergeSet struct {
 }
 
 func newMergeSet(window time.Duration) mergeSet {
-	return mergeSet{window: window, byID: map[string]*group{}, byCall: map[string][]*group{}, byReq: map[string]*group{}, cancels: map[string]*group{}, inits: map[string]*group{}, pending: map[hkey]int32{}, h: newKeyHasher(),
-		byWire: map[string][]*group{}, wireCancels: map[string][]*group{},
+	return mergeSet{window: window, byID: map[hkey]*group{}, byCall: map[hkey][]*group{}, byReq: map[hkey]*group{}, cancels: map[hkey]*group{}, inits: map[hkey]*group{}, pending: map[hkey]int32{}, h: newKeyHasher(),
+		byWire: map[hkey][]*group{}, wireCancels: map[hkey][]*group{},
 		offsets: map[string]clock{}, clients: clients{byKey: map[string]*list.Element{}}}
 }
 
 // callKey names the call an observation carries, for views that share no
 // exchange id: server, session (else the client's own name from the
 // request, for 2026-07-28 clients without sessions), JSON-RPC id, method
-// and params hash. Notifications and unparsable requests have none.
-func (m *mergeSet) callKey(o *observation) string {
+// and params hash, hashed. Notifications and unparsable requests have
+// none (zero).
+func (m *mergeSet) callKey(o *observation) hkey {
 	r := &o.result
 	if r.Method == "" || (r.JSONRPCID == "" && !r.Notification) {
-		return ""
+		return hkey{}
 	}
 	who := m.who(o)
 	if who == "" {
-		return ""
+		return hkey{}
 	}
 	// A notification has no id; its method and params (a cancel names its
 	// request) tell it apart within a session.
-	return "k\x00" + serverName(o.first()) + "\x00" + who + "\x00" + r.JSONRPCID + "\x00" + r.Method + "\x00" + r.ParamsHash
+	return m.h.of("k", serverName(o.first()), who, r.JSONRPCID, r.Method, r.ParamsHash)
 }
 
 // who names the sender of o's request: its session, else the client's own
@@ -150,36 +173,40 @@ func (m *mergeSet) whoOf(ev, req *schema.Event) string {
 }
 
 // requestKey names the request o carries, or the one o cancels
-// (notifications/cancelled params.requestId), by sender and JSON-RPC id.
-func (m *mergeSet) requestKey(o *observation) (key string, cancels bool) {
+// (notifications/cancelled params.requestId), by sender and JSON-RPC id,
+// hashed as pendingKeys hashes a waiting request's; zero for none.
+func (m *mergeSet) requestKey(o *observation) (key hkey, cancels bool) {
 	r := &o.result
 	id := r.JSONRPCID
 	if r.Method == "notifications/cancelled" && o.req != nil {
 		v, err := m.clients.p.Parse(o.req.RequestBody)
 		if err != nil || v.Get("params", "requestId") == nil {
-			return "", false
+			return hkey{}, false
 		}
 		id, cancels = string(v.Get("params", "requestId").MarshalTo(nil)), true
 	}
 	if id == "" || (r.Notification && !cancels) {
-		return "", false
+		return hkey{}, false
 	}
 	who := m.who(o)
 	if who == "" {
-		return "", false
+		return hkey{}, false
 	}
-	return "r\x00" + serverName(o.first()) + "\x00" + who + "\x00" + id, cancels
+	return m.h.of("r", serverName(o.first()), who, id), cancels
 }
 
 // add merges o into the group of its exchange, else starts a group in h.
 func (m *mergeSet) add(o *observation, h *groupHeap) {
-	var idKey string
+	var idKey hkey
 	if id := o.first().ExchangeID; id != "" {
-		idKey = "e\x00" + id
+		idKey = m.h.of("e", id)
 	}
 	call := m.callKey(o)
-	g := m.byID[idKey]
-	if g == nil || idKey == "" || g.hasObserver(o) || absDur(g.ts.Sub(o.ts)) > m.window {
+	var g *group
+	if idKey != (hkey{}) {
+		g = m.byID[idKey]
+	}
+	if g == nil || g.hasObserver(o) || absDur(g.ts.Sub(o.ts)) > m.window {
 		g = m.nearest(call, o)
 	}
 	if g != nil {
@@ -190,9 +217,9 @@ func (m *mergeSet) add(o *observation, h *groupHeap) {
 		best := bestRank(g.obs)
 		g.obs = append(g.obs, o)
 		g.ts = earlier(g.ts, o.ts)
-		if idKey != "" && m.byID[idKey] == nil {
+		if idKey != (hkey{}) && m.byID[idKey] == nil {
 			m.byID[idKey] = g
-			g.keys = append(g.keys, idKey)
+			g.keys = append(g.keys, gkey{keyID, idKey})
 		}
 		// The group waits by the clock of its most trusted view (the
 		// gateway's): a client's clock, even corrected, is too coarse to
@@ -209,31 +236,31 @@ func (m *mergeSet) add(o *observation, h *groupHeap) {
 	m.n++
 	g = &group{ts: o.ts, due: m.due(o), seq: m.seq, obs: []*observation{o}, heap: h}
 	heap.Push(h, g)
-	if idKey != "" {
+	if idKey != (hkey{}) {
 		m.byID[idKey] = g
-		g.keys = append(g.keys, idKey)
+		g.keys = append(g.keys, gkey{keyID, idKey})
 	}
-	if call != "" {
+	if call != (hkey{}) {
 		m.byCall[call] = append(m.byCall[call], g)
-		g.keys = append(g.keys, call)
+		g.keys = append(g.keys, gkey{keyCall, call})
 	}
 	m.indexRequest(o, g)
 	m.indexWire(o, g)
 	if ev := o.first(); ev.SessionID != "" {
-		g.session = "s\x00" + serverName(ev) + "\x00" + ev.SessionID
+		g.session = m.h.of("s", serverName(ev), ev.SessionID)
 	}
 	m.indexInit(o, g)
 }
 
 // indexInit remembers the group of a session's initialize while it waits.
 func (m *mergeSet) indexInit(o *observation, g *group) {
-	if o.result.Method != "initialize" || g.session == "" || g.init {
+	if o.result.Method != "initialize" || g.session == (hkey{}) || g.init {
 		return
 	}
 	g.init = true
 	if m.inits[g.session] == nil {
 		m.inits[g.session] = g
-		g.keys = append(g.keys, g.session)
+		g.keys = append(g.keys, gkey{keySession, g.session})
 	}
 }
 
@@ -243,13 +270,13 @@ func (m *mergeSet) waitsFor(g *group, h *groupHeap, wm time.Time) *group {
 	if t := g.after; t != nil && t.index >= 0 && t.heap == h {
 		return t
 	}
-	if g.cancels != "" && g.after == nil && m.waitingRequest(m.pendingOf(g.cancels)) {
+	if g.cancels != (hkey{}) && g.after == nil && m.waitingRequest(g.cancels) {
 		return pendingCall
 	}
 	if t := m.wireWaitsFor(g, h, wm); t != nil {
 		return t
 	}
-	if g.session != "" && !g.init {
+	if g.session != (hkey{}) && !g.init {
 		if t := m.inits[g.session]; t != nil && t != g && t.index >= 0 && t.heap == h {
 			return t
 		}
@@ -262,7 +289,7 @@ func (m *mergeSet) waitsFor(g *group, h *groupHeap, wm time.Time) *group {
 func (m *mergeSet) indexRequest(o *observation, g *group) {
 	key, cancels := m.requestKey(o)
 	switch {
-	case key == "":
+	case key == (hkey{}):
 	case cancels:
 		g.cancels = key
 		at := m.onRefClock(o, o.ts)
@@ -277,10 +304,10 @@ func (m *mergeSet) indexRequest(o *observation, g *group) {
 		g.cancelAt = at // kept for the call, which has not come yet
 		// The request completes after its cancel: it may come later.
 		m.cancels[key] = g
-		g.keys = append(g.keys, "c"+key)
+		g.keys = append(g.keys, gkey{keyCancel, key})
 	case m.byReq[key] != g:
 		m.byReq[key] = g
-		g.keys = append(g.keys, key)
+		g.keys = append(g.keys, gkey{keyRequest, key})
 		if c := m.cancels[key]; c != nil && c != g && c.index >= 0 {
 			c.after = g
 			g.cancelAt = earliest(g.cancelAt, c.cancelAt)
@@ -290,8 +317,8 @@ func (m *mergeSet) indexRequest(o *observation, g *group) {
 
 // nearest returns the waiting group of the call that o most likely is
 // another view of, or nil.
-func (m *mergeSet) nearest(call string, o *observation) *group {
-	if call == "" {
+func (m *mergeSet) nearest(call hkey, o *observation) *group {
+	if call == (hkey{}) {
 		return nil
 	}
 	var best *group
@@ -537,7 +564,7 @@ func (m *mergeSet) settleCancel(g *group) {
 	if c := g.wiredBy; c != nil && c.wire.target() == g {
 		g.cancelAt = earliest(g.cancelAt, c.wire.at)
 	}
-	if g.cancelAt.IsZero() || g.cancels != "" {
+	if g.cancelAt.IsZero() || g.cancels != (hkey{}) {
 		return
 	}
 	var end time.Time
@@ -561,37 +588,39 @@ func earliest(a, b time.Time) time.Time {
 // forget removes a released group's keys.
 func (m *mergeSet) forget(g *group) {
 	for _, k := range g.keys {
-		switch k[0] {
-		case 'e':
-			if m.byID[k] == g {
-				delete(m.byID, k)
-			}
-			continue
-		case 'r':
-			if m.byReq[k] == g {
-				delete(m.byReq, k)
-			}
-			continue
-		case 'c':
-			if m.cancels[k[1:]] == g {
-				delete(m.cancels, k[1:])
-			}
-			continue
-		case 's':
-			if m.inits[k] == g {
-				delete(m.inits, k)
-			}
-			continue
-		case 'w', 'v':
-			m.forgetWire(k, g)
-			continue
+		switch k.kind {
+		case keyID:
+			forgetKey(m.byID, k.h, g)
+		case keyRequest:
+			forgetKey(m.byReq, k.h, g)
+		case keyCancel:
+			forgetKey(m.cancels, k.h, g)
+		case keySession:
+			forgetKey(m.inits, k.h, g)
+		case keyWire:
+			forgetIn(m.byWire, k.h, g)
+		case keyWireCancel:
+			forgetIn(m.wireCancels, k.h, g)
+		case keyCall:
+			forgetIn(m.byCall, k.h, g)
 		}
-		gs := slices.DeleteFunc(m.byCall[k], func(x *group) bool { return x == g })
-		if len(gs) == 0 {
-			delete(m.byCall, k)
-		} else {
-			m.byCall[k] = gs
-		}
+	}
+}
+
+// forgetKey deletes k from idx if it still names g.
+func forgetKey(idx map[hkey]*group, k hkey, g *group) {
+	if idx[k] == g {
+		delete(idx, k)
+	}
+}
+
+// forgetIn removes g from the groups idx holds under k.
+func forgetIn(idx map[hkey][]*group, k hkey, g *group) {
+	gs := slices.DeleteFunc(idx[k], func(x *group) bool { return x == g })
+	if len(gs) == 0 {
+		delete(idx, k)
+	} else {
+		idx[k] = gs
 	}
 }
 
@@ -669,7 +698,7 @@ func (g *group) record() (schema.Exchange, schema.Body) {
 	rec.BodyTruncated = (p.req != nil && p.req.BodyTruncated) || (p.resp != nil && p.resp.BodyTruncated)
 	body.Truncated = rec.BodyTruncated
 	rec.EndTS, rec.DurationMS = endTime(p)
-	if !g.cancelAt.IsZero() && g.cancels == "" && classify.CancelsAnswer(&rec.Result, g.cut) {
+	if !g.cancelAt.IsZero() && g.cancels == (hkey{}) && classify.CancelsAnswer(&rec.Result, g.cut) {
 		rec.Cancel()
 	}
 	// Fill what the best view lacks from the others, the client first.
