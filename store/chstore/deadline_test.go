@@ -2,12 +2,17 @@ package chstore
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/base64"
 	"errors"
 	"io"
 	"math/rand/v2"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -188,5 +193,40 @@ func TestServerFrozenWriteStopsOnCancel(t *testing.T) {
 	}
 	if ctx.Err() == nil {
 		t.Fatalf("the write ended before the cancel: %v", err)
+	}
+}
+
+// TestDialerTLS: with TLS configured the store's dialer does the handshake
+// itself (the driver does not once DialContext is set), naming the server
+// by the address's host, and the connection it returns is a deadlineConn.
+func TestDialerTLS(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") }))
+	defer srv.Close()
+	pool := x509.NewCertPool()
+	pool.AddCert(srv.Certificate())
+	var cs conns
+	dial := cs.dialer(time.Second, time.Second, &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12})
+	addr := srv.Listener.Addr().String() // 127.0.0.1, which the certificate names
+	c, err := dial(t.Context(), addr)
+	if err != nil {
+		t.Fatalf("dial %s with TLS: %v", addr, err)
+	}
+	defer c.Close()
+	dc, ok := c.(*deadlineConn)
+	if !ok {
+		t.Fatalf("the dialer returned a %T, want a *deadlineConn", c)
+	}
+	if _, ok := dc.Conn.(*tls.Conn); !ok {
+		t.Fatalf("the connection under it is a %T, want a *tls.Conn", dc.Conn)
+	}
+	if _, err := io.WriteString(c, "GET / HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := io.ReadAll(c)
+	if err != nil || !strings.HasSuffix(string(resp), "ok") {
+		t.Fatalf("response over the TLS connection: %q, %v", resp, err)
+	}
+	if len(cs.set) != 1 {
+		t.Errorf("%d connections tracked, want 1", len(cs.set))
 	}
 }
