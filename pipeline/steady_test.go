@@ -164,11 +164,7 @@ func (t *thirds) naiveDecode(line []byte) {
 // (RUSAGE_THREAD, Linux; 0 elsewhere).
 func threadCPU() time.Duration {
 	const rusageThread = 1
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(rusageThread, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return rusageCPU(rusageThread)
 }
 
 func (t *thirds) mark() {
@@ -247,9 +243,12 @@ func naiveDecodeFile(b *testing.B, path string) (cpu, wall time.Duration) {
 }
 
 // cpuTime is the process's user and system CPU time so far.
-func cpuTime() time.Duration {
+func cpuTime() time.Duration { return rusageCPU(syscall.RUSAGE_SELF) }
+
+// rusageCPU is the user and system CPU time getrusage reports for who.
+func rusageCPU(who int) time.Duration {
 	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+	if err := syscall.Getrusage(who, &ru); err != nil {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())

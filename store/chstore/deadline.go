@@ -72,9 +72,8 @@ type deadlineConn struct {
 	timeout time.Duration
 	owner   *conns
 
-	mu      sync.Mutex
-	driver  time.Time // the write deadline the driver set, zero for none
-	writing bool
+	mu     sync.Mutex
+	driver time.Time // the write deadline the driver set, zero for none
 }
 
 func (c *deadlineConn) Write(b []byte) (int, error) {
@@ -84,25 +83,19 @@ func (c *deadlineConn) Write(b []byte) (int, error) {
 		dl = c.driver
 	}
 	err := c.Conn.SetWriteDeadline(dl)
-	c.writing = true
 	c.mu.Unlock()
 	if err != nil {
 		return 0, err
 	}
-	n, err := c.Conn.Write(b)
-	c.mu.Lock()
-	c.writing = false
-	c.mu.Unlock()
-	return n, err
+	return c.Conn.Write(b)
 }
 
-// interrupt ends a write in flight with a timeout error.
+// interrupt ends a write in flight with a timeout error; the next Write
+// sets its own deadline again, so an idle connection is not harmed.
 func (c *deadlineConn) interrupt() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.writing {
-		_ = c.Conn.SetWriteDeadline(time.Unix(1, 0))
-	}
+	_ = c.Conn.SetWriteDeadline(time.Unix(1, 0))
 }
 
 func (c *deadlineConn) SetDeadline(t time.Time) error {
