@@ -47,17 +47,56 @@ type keyTime struct {
 }
 
 // attempt is what the retry window keeps of a call's newest exchange:
-// lastAttempt without what only a re-send from another session needs.
+// lastAttempt without what only a re-send from another session needs. It
+// holds no pointers: its exchange id, and its chain id where that is
+// another, are in the chains' textRing, back to back.
 type attempt struct {
-	id, chainID                        string
+	ids                                textRef // the id, then the chain id unless chainLen is 0
+	chainLen                           uint32  // 0: the chain id is the id
 	attempt                            int32
 	origin                             uint8 // index into chains.originNames
 	done, inputRequired, unknownBefore bool
 }
 
+// lastOf returns what a is, without its ids (withIDs adds them).
 func (c *chains) lastOf(a *attempt, ts int64) lastAttempt {
-	return lastAttempt{id: a.id, chainID: a.chainID, ts: ts, attempt: int(a.attempt), origin: c.originNames[a.origin],
+	return lastAttempt{ts: ts, attempt: int(a.attempt), origin: c.originNames[a.origin],
 		done: a.done, inputRequired: a.inputRequired, unknownBefore: a.unknownBefore}
+}
+
+// withIDs sets l's ids to a's, copied out of the window.
+func (c *chains) withIDs(l *lastAttempt, a *attempt) {
+	l.id, l.chainID = c.idsOf(a)
+}
+
+// idsOf returns copies of a's exchange and chain ids.
+func (c *chains) idsOf(a *attempt) (id, chainID string) {
+	b := c.ids.bytes(a.ids)
+	n := len(b) - int(a.chainLen)
+	id = string(b[:n])
+	if a.chainLen == 0 {
+		return id, id
+	}
+	return id, string(b[n:])
+}
+
+// keepIDs puts an attempt's ids into the window's textRing.
+func (c *chains) keepIDs(a *attempt, id, chainID string) {
+	if chainID == id {
+		a.ids = c.ids.add(id)
+		return
+	}
+	a.ids = c.ids.add(id + chainID)
+	a.chainLen = uint32(len(chainID)) //nolint:gosec // G115: a string's length in the ring
+}
+
+// trimIDs forgets the ids of attempts the window let go.
+func (c *chains) trimIDs() {
+	if a, ok := c.retries.front(); ok {
+		c.ids.release(a.ids)
+		return
+	}
+	c.ids.releaseAll()
 }
 
 // chains links exchanges across time: retries of a failed or unknown
@@ -81,6 +120,7 @@ type chains struct {
 	cfg         ChainConfig
 	h           keyHasher
 	retries     keyed[attempt] // by retryKey, and by callKey for a cancel
+	ids         textRing       // the attempts' ids, in their order
 	last        map[string]lastAttempt
 	wire        map[string][]wireCall // session-less calls that gave up (cancelwire.go)
 	ring        ring[keyTime]
@@ -151,18 +191,25 @@ func (c *chains) Link(rec *schema.Exchange) {
 	}
 	key := c.retryKey(rec)
 	var prev *lastAttempt
+	var inWindow *attempt // prev in the window: its ids are copied only when linked
 	if a, ok := c.retries.get(key); ok {
 		l := c.lastOf(a, 0)
-		prev = &l
+		prev, inWindow = &l, a
 	}
 	if prev == nil || prev.done {
 		if l, ok := c.acrossSessions(rec); ok {
-			prev = &l
+			prev, inWindow = &l, nil
+		}
+	}
+	linked := func() {
+		if inWindow != nil {
+			c.withIDs(prev, inWindow)
 		}
 	}
 	unknown := !rec.OutcomeKnown && rec.Method == "tools/call"
 	switch {
 	case rec.Continuation && prev != nil && prev.inputRequired:
+		linked()
 		rec.Continues, rec.ChainID = prev.id, prev.chainID
 		if rec.Attempt == 0 {
 			rec.Attempt = prev.attempt
@@ -173,6 +220,7 @@ func (c *chains) Link(rec *schema.Exchange) {
 		unknown = unknown || prev.unknownBefore
 	case !rec.Continuation && prev != nil && rec.Attempt != 1 && (!prev.done || rec.Attempt > 1):
 		// A logger's attempt=1 says it is a new call, whatever came before.
+		linked()
 		rec.RetryOf, rec.ChainID = prev.id, prev.chainID
 		if rec.Attempt == 0 {
 			rec.Attempt = prev.attempt + 1
@@ -187,22 +235,18 @@ func (c *chains) Link(rec *schema.Exchange) {
 	origin(rec)
 	ts := rec.TS.UnixNano()
 	a := attempt{
-		id: keep(rec.ExchangeID), origin: c.origin(rec.RetryOrigin), attempt: int32(min(rec.Attempt, math.MaxInt32)), //nolint:gosec // G115: clamped
+		origin: c.origin(rec.RetryOrigin), attempt: int32(min(rec.Attempt, math.MaxInt32)), //nolint:gosec // G115: clamped
 		done:          succeeded[rec.Outcome] || rec.Outcome == classify.InputRequired,
 		inputRequired: rec.Outcome == classify.InputRequired,
 		unknownBefore: unknown,
 	}
-	// A chain's id is its first exchange's, kept by the window already,
-	// or this exchange's own.
-	a.chainID = rec.ChainID
-	if rec.ChainID == rec.ExchangeID {
-		a.chainID = a.id
-	}
+	c.keepIDs(&a, rec.ExchangeID, rec.ChainID)
 	var call hkey
 	if rec.JSONRPCID != "" && !rec.Notification {
 		call = c.callKey(rec.Server, rec.SessionID, rec.ClientName, rec.JSONRPCID)
 	}
 	c.retries.put(key, call, ts, a)
+	c.trimIDs() // put may have dropped the oldest
 	c.rememberAcross(rec, &a, ts)
 }
 
@@ -252,6 +296,7 @@ func (c *chains) disagreement(rec *schema.Exchange) {
 func (c *chains) expire(now time.Time) {
 	cut := now.Add(-c.cfg.Window).UnixNano()
 	c.retries.expire(cut)
+	c.trimIDs()
 	for c.ring.len() > 0 && c.ring.front().ts < cut {
 		c.forget(c.ring.pop())
 	}

@@ -82,6 +82,7 @@ func (c *chains) rememberAcross(rec *schema.Exchange, a *attempt, ts int64) {
 		c.dropOldest()
 	}
 	l := c.lastOf(a, ts)
+	c.withIDs(&l, a)
 	l.session = keep(rec.SessionID)
 	c.last[key] = l
 	c.ring.push(keyTime{key, ts})
@@ -119,7 +120,7 @@ func (c *chains) LinkCancel(rec *schema.Exchange, body *schema.Body, p *fastjson
 		return
 	}
 	if a, ok := c.retries.getAlt(c.callKey(rec.Server, rec.SessionID, rec.ClientName, string(id.MarshalTo(nil)))); ok {
-		rec.ChainID = a.chainID
+		_, rec.ChainID = c.idsOf(a)
 		return
 	}
 	if named := nameless(p, rec.SessionID, body.RequestBody); named != "" {
