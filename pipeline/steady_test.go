@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
 	"sync"
@@ -19,6 +20,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/mcplens/mcplens/internal/loadgen"
+	"github.com/mcplens/mcplens/internal/memlimit"
 	"github.com/mcplens/mcplens/schema"
 )
 
@@ -37,9 +39,13 @@ import (
 // engine's), so that both see the machine at the same moments; and, as
 // before, over the whole file after the run (x-naive-after). On this
 // shared virtual machine the speed of both moved by up to 40% within a
-// few minutes, so only the interleaved ratio is steady. Run it with
-// -benchtime=1x -cpu=1.
+// few minutes, so only the interleaved ratio is steady. The collector
+// runs at ingest's GOGC (memlimit.DefaultGCPercent) unless GOGC is set.
+// Run it with -benchtime=1x -cpu=1.
 func BenchmarkSteadyState(b *testing.B) {
+	if os.Getenv("GOGC") == "" {
+		defer debug.SetGCPercent(debug.SetGCPercent(memlimit.DefaultGCPercent))
+	}
 	minutes := 31
 	if s := os.Getenv("MCPLENS_BENCH_MINUTES"); s != "" {
 		n, err := strconv.Atoi(s)

@@ -38,6 +38,8 @@ type config struct {
 	Progress   progress.Config
 	// MemoryLimit is the runtime's soft memory limit (memlimit.Parse).
 	MemoryLimit string
+	// GCPercent is the runtime's GOGC (memlimit.ParseGCPercent).
+	GCPercent string
 }
 
 // listenAuto is --listen's default: the ops server on defaultListen for a
@@ -78,6 +80,7 @@ func (c *config) RegisterFlags(fs *flag.FlagSet) {
 	c.API.RegisterFlags(fs)
 	c.Progress.RegisterFlags(fs)
 	fs.StringVar(&c.MemoryLimit, "memory-limit", "", "soft memory limit of the process (e.g. 256MiB, 1GiB): the garbage collector works harder near it instead of letting the heap grow to twice what the windows hold; empty: GOMEMLIMIT's, if set, else none")
+	fs.StringVar(&c.GCPercent, "gogc", "", "the garbage collector's GOGC: how far, in percent of the live heap, the heap grows before a collection (at least 10, or off); empty: the GOGC environment variable's, if set, else 50, since the windows' tables hold no pointers and collections are cheap")
 }
 
 // Validate reports every invalid setting.
@@ -100,6 +103,9 @@ func (c *config) Validate() error {
 	}
 	if _, err := memlimit.Parse(c.MemoryLimit); err != nil {
 		errs = append(errs, fmt.Errorf("--memory-limit: %w", err))
+	}
+	if _, _, err := memlimit.ParseGCPercent(c.GCPercent, ""); err != nil {
+		errs = append(errs, fmt.Errorf("--gogc: %w", err))
 	}
 	if err := c.Pipeline.Validate(); err != nil {
 		errs = append(errs, err)

@@ -35,6 +35,9 @@ func run(ctx context.Context, cfg config, logger zerolog.Logger) error {
 	if n, _ := memlimit.Parse(cfg.MemoryLimit); n > 0 {
 		logger.Info().Int64("bytes", memlimit.Apply(n)).Msg("memory limit set")
 	}
+	if pct, set, _ := memlimit.ParseGCPercent(cfg.GCPercent, os.Getenv("GOGC")); set {
+		logger.Info().Int("percent", memlimit.ApplyGCPercent(pct, set)).Msg("GOGC set")
+	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 

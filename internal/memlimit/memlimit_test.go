@@ -34,3 +34,38 @@ func TestApply(t *testing.T) {
 	}
 	debug.SetMemoryLimit(math.MaxInt64)
 }
+
+func TestParseGCPercent(t *testing.T) {
+	for _, c := range []struct {
+		flag, env string
+		pct       int
+		set       bool
+	}{
+		{"", "", DefaultGCPercent, true},
+		{"", "200", 0, false}, // the runtime read GOGC already
+		{"80", "200", 80, true},
+		{"off", "", -1, true},
+		{" 10 ", "", 10, true},
+	} {
+		pct, set, err := ParseGCPercent(c.flag, c.env)
+		if err != nil || pct != c.pct || set != c.set {
+			t.Errorf("ParseGCPercent(%q, %q) = %d %v %v; want %d %v", c.flag, c.env, pct, set, err, c.pct, c.set)
+		}
+	}
+	for _, in := range []string{"9", "-5", "lots", "50%", "1e3"} {
+		if _, _, err := ParseGCPercent(in, ""); err == nil {
+			t.Errorf("ParseGCPercent(%q) took it", in)
+		}
+	}
+}
+
+func TestApplyGCPercent(t *testing.T) {
+	before := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(before)
+	if got := ApplyGCPercent(70, true); got != 70 {
+		t.Errorf("ApplyGCPercent(70) = %d", got)
+	}
+	if got := ApplyGCPercent(0, false); got != 70 {
+		t.Errorf("ApplyGCPercent unset = %d, want the 70 in force left alone", got)
+	}
+}
