@@ -78,12 +78,3 @@ func (r *textRing) drop() {
 	}
 	r.first++
 }
-
-// held returns the bytes the ring's blocks hold, for tests.
-func (r *textRing) held() int {
-	n := 0
-	for i := range r.blocks.len() {
-		n += cap(*r.blocks.at(i))
-	}
-	return n
-}

@@ -79,3 +79,12 @@ func TestTextRingEmpty(t *testing.T) {
 		t.Errorf("a released block's number was used again: %d", a.block)
 	}
 }
+
+// held returns the bytes the ring's blocks hold.
+func (r *textRing) held() int {
+	n := 0
+	for i := range r.blocks.len() {
+		n += cap(*r.blocks.at(i))
+	}
+	return n
+}
