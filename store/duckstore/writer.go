@@ -239,7 +239,7 @@ func (w *writer) writeState(ctx context.Context, st *schema.State) error {
 		if !ok {
 			return fmt.Errorf("unexpected driver connection %T", dc)
 		}
-		if err := appendRows(conn, "", "ingest_waiting", len(st.Saved), func(i int, row []driver.Value) bool {
+		if err := appendRows(conn, fileCatalog, "ingest_waiting", len(st.Saved), func(i int, row []driver.Value) bool {
 			sv := &st.Saved[i]
 			row[0], row[1], row[2], row[3], row[4] = sv.Stream, sv.Offset, sv.EventID, stamp(sv.TS), sv.Data
 			return true
@@ -303,7 +303,7 @@ func (w *writer) appendBatch(ctx context.Context, b *schema.Batch, storedX, stor
 			return fmt.Errorf("unexpected driver connection %T", dc)
 		}
 		if len(b.Exchanges) > 0 {
-			if err := appendRows(conn, "", "exchanges", len(b.Exchanges), func(i int, row []driver.Value) bool {
+			if err := appendRows(conn, fileCatalog, "exchanges", len(b.Exchanges), func(i int, row []driver.Value) bool {
 				e := &b.Exchanges[i]
 				if storedX[e.ExchangeID] {
 					return false
@@ -316,7 +316,7 @@ func (w *writer) appendBatch(ctx context.Context, b *schema.Batch, storedX, stor
 			}
 		}
 		if len(b.Bodies) > 0 {
-			if err := appendRows(conn, "", "exchange_bodies", len(b.Bodies), func(i int, row []driver.Value) bool {
+			if err := appendRows(conn, fileCatalog, "exchange_bodies", len(b.Bodies), func(i int, row []driver.Value) bool {
 				x := &b.Bodies[i]
 				if storedB[x.ExchangeID] {
 					return false
@@ -348,8 +348,9 @@ func (w *writer) appendBatch(ctx context.Context, b *schema.Batch, storedX, stor
 	})
 }
 
-// appendRows appends the rows fill accepts to catalog.main.table ("" is
-// the database file, "temp" the connection's temporary tables).
+// appendRows appends the rows fill accepts to catalog.main.table
+// (fileCatalog is the database file, "temp" the connection's temporary
+// tables).
 func appendRows(conn driver.Conn, catalog, table string, n int, fill func(i int, row []driver.Value) bool, width int) error {
 	a, err := duckdb.NewAppender(conn, catalog, "main", table)
 	if err != nil {

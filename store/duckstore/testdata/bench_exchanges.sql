@@ -37,7 +37,8 @@ SELECT
     CASE WHEN n % 50 = 2 THEN printf('x-%016x', (n - 1) * 2654435761 % 1000000007) ELSE '' END,
     CASE WHEN n % 7 = 0 THEN 'success' ELSE '' END,
     n % 7 = 0 AND o NOT IN ('TOOL_SUCCESS', 'SUCCESS', 'INPUT_REQUIRED'),
-    CASE o WHEN 'NO_RESPONSE' THEN 'no response within the pair window' ELSE '' END
+    CASE o WHEN 'NO_RESPONSE' THEN 'no response within the pair window' ELSE '' END,
+    CASE o WHEN 'NO_RESPONSE' THEN '' ELSE 'bodies' END
 FROM (
     SELECT n,
            CAST($start AS TIMESTAMP) + to_milliseconds(n * 604) AS ts,
