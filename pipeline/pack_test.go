@@ -2,7 +2,10 @@ package pipeline
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -38,6 +41,49 @@ func TestPackedEventID(t *testing.T) {
 	for _, ev := range []schema.Event{{EventID: "e-1", Kind: "request", TS: time.Unix(5, 0)}, {EventID: "e-2", DurationMS: &d, HTTPStatus: 200, Attempt: 3}} {
 		if got := pack(&ev).eventID(); got != ev.EventID {
 			t.Errorf("eventID() = %q, want %q", got, ev.EventID)
+		}
+	}
+}
+
+// TestSavedEventCodecs round-trips a waiting event through its stored
+// form: compressed when its bodies are JSON, plain when they do not
+// compress (random bytes), and the plain form of stores written before
+// compression still decodes; a damaged or unknown form is an error.
+func TestSavedEventCodecs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	noise := make([]byte, 4096)
+	for i := range noise {
+		noise[i] = byte(rng.Uint32())
+	}
+	jsonBody := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"search","arguments":{"query":"` +
+		strings.Repeat("compressible text ", 200) + `"}}}`
+	for _, c := range []struct {
+		name, body string
+		codec      byte
+	}{{"json", jsonBody, stateCodecS2}, {"noise", string(noise), stateCodec}, {"empty", "", stateCodec}} {
+		ev := schema.Event{V: 1, EventID: "e-" + c.name, Kind: "request", TS: time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC),
+			Source: "gateway", Server: "s", RequestHeaders: map[string]string{"content-type": "application/json"}, RequestBody: c.body}
+		data := encodeSaved(pack(&ev))
+		if data[0] != c.codec {
+			t.Errorf("%s: codec %d, want %d", c.name, data[0], c.codec)
+		}
+		if c.codec == stateCodecS2 && len(data) > len(c.body)/4 {
+			t.Errorf("%s: %d bytes stored for a %d-byte body", c.name, len(data), len(c.body))
+		}
+		got, err := decodeSaved(data)
+		if err != nil || !reflect.DeepEqual(*got, ev) {
+			t.Errorf("%s: round trip: %v\n got %+v\nwant %+v", c.name, err, got, ev)
+		}
+		// The plain form, as a store written before compression holds it.
+		p := pack(&ev)
+		plain := appendString(appendString(appendString([]byte{stateCodec}, string(p.blob)), p.reqBody), p.respBody)
+		if got, err := decodeSaved(plain); err != nil || !reflect.DeepEqual(*got, ev) {
+			t.Errorf("%s: plain form: %v", c.name, err)
+		}
+		for _, bad := range [][]byte{nil, {9}, data[:len(data)/2], append(slices.Clone(data), 1, 2, 3)} {
+			if _, err := decodeSaved(bad); err == nil {
+				t.Errorf("%s: %d damaged bytes decoded", c.name, len(bad))
+			}
 		}
 	}
 }

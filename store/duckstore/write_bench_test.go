@@ -30,7 +30,8 @@ func (c *batchesSink) LoadState(context.Context, []string) ([]schema.StreamState
 // BenchmarkLoadgenWrite is the DuckDB share of BenchmarkLoadgenToDuckDB:
 // the batches the engine made of the same production-shaped traffic,
 // written into a fresh file and closed (its checkpoint included), with
-// the process' CPU seconds per run beside the wall time.
+// the process' CPU seconds per run beside the wall time, and the bytes of
+// bodies and of saved waiting events the batches carry.
 func BenchmarkLoadgenWrite(b *testing.B) {
 	path := filepath.Join(b.TempDir(), "load.ndjson")
 	truth, err := loadgen.WriteFile(path, loadgen.Config{Seed: 4, Calls: 60_000})
@@ -49,6 +50,15 @@ func BenchmarkLoadgenWrite(b *testing.B) {
 	}
 	if err := eng.Run(context.Background()); err != nil {
 		b.Fatal(err)
+	}
+	var bodyBytes, savedBytes int
+	for _, batch := range c.batches {
+		for i := range batch.Bodies {
+			bodyBytes += len(batch.Bodies[i].RequestBody) + len(batch.Bodies[i].ResponseBody)
+		}
+		for i := range batch.State.Saved {
+			savedBytes += len(batch.State.Saved[i].Data)
+		}
 	}
 	var took, cpu time.Duration
 	for b.Loop() {
@@ -70,4 +80,6 @@ func BenchmarkLoadgenWrite(b *testing.B) {
 	}
 	b.ReportMetric(float64(truth.Lines*b.N)/took.Seconds(), "events/s")
 	b.ReportMetric(float64(truth.Lines*b.N)/cpu.Seconds(), "events/cpu-s")
+	b.ReportMetric(float64(bodyBytes)/1e6, "body-MB")
+	b.ReportMetric(float64(savedBytes)/1e6, "saved-MB")
 }
