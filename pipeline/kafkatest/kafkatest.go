@@ -169,16 +169,27 @@ func newClient(brokers string) (*kafka.Client, func()) {
 // Committed returns the sum over topic's partitions of group's committed
 // offsets as the broker holds them (a partition without a commit counts
 // 0): how many messages the group has handled, whichever member
-// committed them.
+// committed them. A retriable broker error (no coordinator yet, as on a
+// broker started moments ago, or one loading its offsets) is retried
+// until opTimeout.
 func Committed(brokers, group, topic string) (int64, error) {
 	client, done := newClient(brokers)
 	defer done()
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
-	// No topics: every partition the group has committed.
-	resp, err := client.OffsetFetch(ctx, &kafka.OffsetFetchRequest{GroupID: group})
-	if err == nil {
-		err = resp.Error
+	var resp *kafka.OffsetFetchResponse
+	var err error
+	for {
+		// No topics: every partition the group has committed.
+		resp, err = client.OffsetFetch(ctx, &kafka.OffsetFetchRequest{GroupID: group})
+		if err == nil {
+			err = resp.Error
+		}
+		var kerr kafka.Error
+		if err == nil || !errors.As(err, &kerr) || !kerr.Temporary() || ctx.Err() != nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("fetch the offsets of group %q: %w", group, err)
