@@ -58,6 +58,7 @@ type Engine struct {
 	// offset a stream's messages were handled before this run.
 	stateful  StateSink
 	state     schema.State
+	saveEnc   savedEncoder // the stored form of waiting events
 	savedPos  []Position
 	marked    map[string]int64
 	skipBelow map[string]int64

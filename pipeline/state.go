@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"maps"
@@ -37,25 +36,30 @@ const (
 	stateCodecS2 = 2
 )
 
-// encodeSaved is the stored form of a waiting event: its packed fields and
+// savedEncoder makes the stored form of waiting events (encode), reusing
+// its buffers, so that each event costs one allocation of its stored size.
+type savedEncoder struct{ plain, comp []byte }
+
+// encode is the stored form of a waiting event: its packed fields and
 // bodies, compressed unless that does not make them smaller.
-func encodeSaved(p packed) []byte {
-	plain := make([]byte, 0, 1+3*binary.MaxVarintLen64+len(p.blob)+len(p.reqBody)+len(p.respBody))
+func (c *savedEncoder) encode(p packed) []byte {
+	plain := c.plain[:0]
 	plain = append(plain, stateCodec)
 	plain = appendString(plain, string(p.blob))
 	plain = appendString(plain, p.reqBody)
 	plain = appendString(plain, p.respBody)
-	n := s2.MaxEncodedLen(len(plain) - 1)
-	if n < 0 {
-		return plain
+	c.plain = plain
+	if n := s2.MaxEncodedLen(len(plain) - 1); n >= 0 {
+		if cap(c.comp) < 1+n {
+			c.comp = make([]byte, 1+n)
+		}
+		comp := c.comp[:1+n]
+		comp[0] = stateCodecS2
+		if enc := s2.Encode(comp[1:], plain[1:]); len(enc) < len(plain)-1 {
+			return slices.Clone(comp[:1+len(enc)])
+		}
 	}
-	out := make([]byte, 1+n)
-	out[0] = stateCodecS2
-	enc := s2.Encode(out[1:], plain[1:])
-	if len(enc) >= len(plain)-1 {
-		return plain
-	}
-	return out[:1+len(enc)]
+	return slices.Clone(plain)
 }
 
 // decodeSaved rebuilds a saved event; data must not change afterwards
@@ -102,7 +106,7 @@ func (e *Engine) collectState() []Position {
 		h.saved = true
 		e.state.Saved = append(e.state.Saved, schema.SavedEvent{
 			EventRef: schema.EventRef{Stream: h.st.pos.Stream, Offset: h.off, EventID: h.ev.eventID()},
-			TS:       time.Unix(0, h.ts).UTC(), Data: encodeSaved(h.ev),
+			TS:       time.Unix(0, h.ts).UTC(), Data: e.saveEnc.encode(h.ev),
 		})
 		saved = append(saved, h.pos())
 		e.waiting.Consumed(h.pos())
@@ -118,7 +122,7 @@ func (e *Engine) collectState() []Position {
 			o.saved[i] = true
 			ev := o.eventAt(i)
 			e.state.Saved = append(e.state.Saved, schema.SavedEvent{
-				EventRef: schema.EventRef{Stream: p.Stream, Offset: p.Offset, EventID: ev.EventID}, TS: ev.TS, Data: encodeSaved(pack(ev)),
+				EventRef: schema.EventRef{Stream: p.Stream, Offset: p.Offset, EventID: ev.EventID}, TS: ev.TS, Data: e.saveEnc.encode(pack(ev)),
 			})
 			saved = append(saved, p)
 			e.waiting.Consumed(p)
