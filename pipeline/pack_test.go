@@ -45,6 +45,12 @@ func TestPackedEventID(t *testing.T) {
 	}
 }
 
+// waitingRequest is a request event as one waits for its response.
+func waitingRequest(id, body string) schema.Event {
+	return schema.Event{V: 1, EventID: id, Kind: "request", TS: time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC),
+		Source: "gateway", Server: "s", RequestHeaders: map[string]string{"content-type": "application/json"}, RequestBody: body}
+}
+
 // TestSavedEventCodecs round-trips a waiting event through its stored
 // form: compressed when its bodies are JSON, plain when they do not
 // compress (random bytes), and the plain form of stores written before
@@ -62,8 +68,7 @@ func TestSavedEventCodecs(t *testing.T) {
 		name, body string
 		codec      byte
 	}{{"json", jsonBody, stateCodecS2}, {"noise", string(noise), stateCodec}, {"empty", "", stateCodec}} {
-		ev := schema.Event{V: 1, EventID: "e-" + c.name, Kind: "request", TS: time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC),
-			Source: "gateway", Server: "s", RequestHeaders: map[string]string{"content-type": "application/json"}, RequestBody: c.body}
+		ev := waitingRequest("e-"+c.name, c.body)
 		data := enc.encode(pack(&ev))
 		if data[0] != c.codec {
 			t.Errorf("%s: codec %d, want %d", c.name, data[0], c.codec)
@@ -76,8 +81,7 @@ func TestSavedEventCodecs(t *testing.T) {
 			t.Errorf("%s: round trip: %v\n got %+v\nwant %+v", c.name, err, got, ev)
 		}
 		// The plain form, as a store written before compression holds it.
-		p := pack(&ev)
-		plain := appendString(appendString(appendString([]byte{stateCodec}, string(p.blob)), p.reqBody), p.respBody)
+		plain := appendPlainSaved(nil, pack(&ev))
 		if got, err := decodeSaved(plain); err != nil || !reflect.DeepEqual(*got, ev) {
 			t.Errorf("%s: plain form: %v", c.name, err)
 		}
@@ -94,8 +98,7 @@ func TestSavedEventCodecs(t *testing.T) {
 func BenchmarkSavedEncode(b *testing.B) {
 	body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"search","arguments":{"query":"` +
 		strings.Repeat("some text that repeats a bit 1234 ", 80) + `"}}}`
-	ev := schema.Event{V: 1, EventID: "e-1", Kind: "request", TS: time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC), Source: "gateway",
-		Server: "s", RequestHeaders: map[string]string{"content-type": "application/json"}, RequestBody: body}
+	ev := waitingRequest("e-1", body)
 	p := pack(&ev)
 	var enc savedEncoder
 	b.SetBytes(int64(len(body)))

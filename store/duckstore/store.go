@@ -175,10 +175,11 @@ func open(ctx context.Context, path string, readOnly bool, opts Options) (*Store
 	// The file is attached to an in-memory database rather than opened as
 	// the main one, because only ATTACH takes the row group size; every
 	// connection of the pool attaches it (once) and makes it its default.
-	attach := fmt.Sprintf("ATTACH IF NOT EXISTS %s AS %s (ROW_GROUP_SIZE %d)", sqlString(path), fileCatalog, opts.RowGroupSize)
+	option := fmt.Sprintf("ROW_GROUP_SIZE %d", opts.RowGroupSize)
 	if readOnly {
-		attach = fmt.Sprintf("ATTACH IF NOT EXISTS %s AS %s (READ_ONLY)", sqlString(path), fileCatalog)
+		option = "READ_ONLY"
 	}
+	attach := fmt.Sprintf("ATTACH IF NOT EXISTS %s AS %s (%s)", sqlString(path), fileCatalog, option)
 	dsn := ""
 	if len(params) > 0 {
 		dsn = "?" + strings.Join(params, "&")
