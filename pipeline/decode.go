@@ -7,7 +7,6 @@ import (
 	"sync"
 
 	"github.com/mcplens/mcplens/schema"
-	"github.com/valyala/fastjson"
 	"github.com/zeebo/xxh3"
 )
 
@@ -36,21 +35,21 @@ func (e *DecodeError) Error() string {
 // line's own "attrs" object wins over an unknown top-level field of the same
 // name. A JSON null counts as an absent field. TS is converted to UTC.
 //
-// A Decoder reuses one fastjson parser and a small table of interned strings
+// A Decoder reuses its scratch space and a small table of interned strings
 // between calls, so it is not safe for concurrent use: give each goroutine
 // its own, or call the package-level [Decode]. The zero value is ready to use.
 type Decoder struct {
-	p      fastjson.Parser
-	intern *[internSlots]string // nil until the first interned string
-	key    []byte               // scratch: prefixed names of nested fields
-	lower  []byte               // scratch: lower-cased header names
-	raw    []byte               // scratch: raw JSON of a body
+	members []jmember            // scratch: the line's top-level members
+	intern  *[internSlots]string // nil until the first interned string
+	key     []byte               // scratch: prefixed names of nested fields
+	lower   []byte               // scratch: lower-cased header names
+	text    []byte               // scratch: an unescaped text value
 }
 
 const (
 	maxInternLen     = 96      // longer strings are copied, never interned
 	internSlots      = 4096    // slots of the intern table (a power of two)
-	maxRetainedParse = 1 << 20 // a parser that grew past this is dropped after use
+	maxRetainedParse = 1 << 20 // scratch that grew past this is dropped after use
 )
 
 // NewDecoder returns a Decoder; the zero value works as well.
@@ -73,8 +72,10 @@ func (d *Decoder) Decode(line []byte, pos Position) (schema.Event, error) {
 	var ev schema.Event
 	err := d.decode(line, &ev)
 	if len(line) > maxRetainedParse {
-		d.p, d.raw = fastjson.Parser{}, nil // do not pin huge buffers between calls
+		d.text = nil // do not pin huge buffers between calls
 	}
+	clear(d.members) // nor the line, through its spans
+	d.members = d.members[:0]
 	if err != nil {
 		return schema.Event{}, fmt.Errorf("decode %s: %w", pos, err)
 	}
@@ -103,21 +104,28 @@ func (d *Decoder) decode(line []byte, ev *schema.Event) error {
 	if len(line) == 0 {
 		return &DecodeError{Reason: "not JSON: empty line"}
 	}
-	v, err := d.p.ParseBytes(line)
-	if err != nil {
-		return &DecodeError{Reason: "not JSON: " + err.Error()}
-	}
-	obj, err := v.Object()
-	if err != nil {
-		return &DecodeError{Reason: "not a JSON object: got " + v.Type().String()}
+	sc := jscan{b: line}
+	members, kind, ok := sc.topObject(d.members[:0])
+	d.members = members
+	switch {
+	case sc.err != "":
+		return &DecodeError{Reason: "not JSON: " + sc.err}
+	case !ok:
+		return &DecodeError{Reason: "not a JSON object: got " + kind.String()}
 	}
 	s := decodeState{d: d, ev: ev}
 	ev.V = schema.ContractVersion
-	if vv := obj.Get("v"); vv != nil { // first: a newer version may mean other fields
-		s.version(vv)
+	for i := range members { // first: a newer version may mean other fields
+		if string(unescapedKey(members[i].key)) == "v" {
+			s.version(&members[i].val)
+			break
+		}
 	}
-	if s.err == nil {
-		obj.Visit(s.field)
+	for i := range members {
+		if s.err != nil {
+			break
+		}
+		s.field(unescapedKey(members[i].key), &members[i].val)
 	}
 	if s.err == nil {
 		s.validate()
@@ -150,7 +158,7 @@ func (s *decodeState) fail(field, format string, args ...any) {
 
 // field handles one top-level field (or one of a nested "http"/"stream"
 // object, with its name already prefixed).
-func (s *decodeState) field(k []byte, v *fastjson.Value) {
+func (s *decodeState) field(k []byte, v *jval) {
 	if s.err != nil {
 		return
 	}
@@ -160,7 +168,7 @@ func (s *decodeState) field(k []byte, v *fastjson.Value) {
 	case "unmappable":
 		// A log shipper's mapping marks a line it could not map
 		// (deploy/shippers); the line is quarantined with its reason.
-		s.fail("", "the shipper could not map the line: %s", string(v.GetStringBytes()))
+		s.fail("", "the shipper could not map the line: %s", s.d.unmapped(v))
 	case "event_id":
 		ev.EventID = s.str("event_id", v, false)
 	case "ts":
@@ -220,8 +228,7 @@ func (s *decodeState) field(k []byte, v *fastjson.Value) {
 	case "attrs":
 		s.attrs(v)
 	case "http", "stream":
-		o := v.GetObject() // unlike Type, leaves a string raw for unknown
-		if o == nil {
+		if v.kind != jObject {
 			s.unknown(k, v)
 			return
 		}
@@ -229,10 +236,14 @@ func (s *decodeState) field(k []byte, v *fastjson.Value) {
 		if k[0] == 's' {
 			prefix = "stream."
 		}
-		o.Visit(func(nk []byte, nv *fastjson.Value) {
-			s.d.key = append(append(s.d.key[:0], prefix...), nk...)
-			s.field(s.d.key, nv) // no contract name has two dots: no deeper recursion
-		})
+		for m := v.members(); s.err == nil; {
+			nk, nv, ok := m.next()
+			if !ok {
+				break
+			}
+			s.d.key = append(append(s.d.key[:0], prefix...), unescapedKey(nk)...)
+			s.field(s.d.key, &nv) // no contract name has two dots: no deeper recursion
+		}
 	default:
 		s.unknown(k, v)
 	}

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"hash/maphash"
 	"math"
+	"slices"
 	"time"
 	"unicode/utf8"
 	"unsafe"
 
 	"github.com/mcplens/mcplens/schema"
 	"github.com/valyala/fastjson"
+	"github.com/valyala/fastjson/fastfloat"
 )
 
 // The typed readers of decodeState: each reads one contract field, treats a
@@ -57,14 +59,14 @@ func quoteForError(b []byte) string {
 	return fmt.Sprintf("%q", b)
 }
 
-func (s *decodeState) version(v *fastjson.Value) {
-	if v.Type() == fastjson.TypeNull {
+func (s *decodeState) version(v *jval) {
+	if v.kind == jNull {
 		return
 	}
-	n, err := v.Int()
+	n, err := v.int()
 	switch {
 	case err != nil:
-		s.fail("v", "want an integer, got %s", v.Type())
+		s.fail("v", "want an integer, got %s", v.kind)
 	case n < 1:
 		s.fail("v", "invalid contract version %d", n)
 	case n > schema.ContractVersion:
@@ -74,20 +76,51 @@ func (s *decodeState) version(v *fastjson.Value) {
 
 // strBytes returns the unescaped bytes of a string field (valid until the
 // next parse), or ok=false when it is null or failed.
-func (s *decodeState) strBytes(field string, v *fastjson.Value) (b []byte, ok bool) {
-	switch v.Type() {
-	case fastjson.TypeNull:
+func (s *decodeState) strBytes(field string, v *jval) (b []byte, ok bool) {
+	switch v.kind {
+	case jNull:
 		return nil, false
-	case fastjson.TypeString:
-		b, _ = v.StringBytes()
+	case jString:
+		b = s.d.unescaped(v)
 		if err := checkText(b); err != "" {
 			s.fail(field, "%s", err)
 			return nil, false
 		}
 		return b, true
 	}
-	s.fail(field, "want a string, got %s", v.Type())
+	s.fail(field, "want a string, got %s", v.kind)
 	return nil, false
+}
+
+// unescaped returns a string value unescaped (valid until the next call)
+// and nil for any other value.
+func (d *Decoder) unescaped(v *jval) []byte {
+	if v.kind != jString {
+		return nil
+	}
+	if bytes.IndexByte(v.raw, '\\') < 0 {
+		return v.raw
+	}
+	d.text = unescapeJSON(slices.Grow(d.text[:0], len(v.raw))[:len(v.raw)], v.raw)
+	return d.text
+}
+
+// unmapped is the reason a log shipper gave for a line it could not map.
+func (d *Decoder) unmapped(v *jval) string { return string(d.unescaped(v)) }
+
+// int parses an integer value as fastjson did.
+func (v *jval) int() (int, error) {
+	if v.kind != jNumber {
+		return 0, fmt.Errorf("value doesn't contain number; it contains %s", v.kind)
+	}
+	n, err := fastfloat.ParseInt64(bytesString(v.raw))
+	if err != nil {
+		return 0, err
+	}
+	if int64(int(n)) != n {
+		return 0, fmt.Errorf("number %q doesn't fit int", v.raw)
+	}
+	return int(n), nil
 }
 
 // checkText says why b cannot be a stored text field ("" when it can):
@@ -111,7 +144,7 @@ func checkText(b []byte) string {
 }
 
 // str returns a string field, interned when its values are known to repeat.
-func (s *decodeState) str(field string, v *fastjson.Value, intern bool) string {
+func (s *decodeState) str(field string, v *jval, intern bool) string {
 	b, ok := s.strBytes(field, v)
 	switch {
 	case !ok:
@@ -122,7 +155,7 @@ func (s *decodeState) str(field string, v *fastjson.Value, intern bool) string {
 	return string(b)
 }
 
-func (s *decodeState) body(field string, v *fastjson.Value, bit uint8) string {
+func (s *decodeState) body(field string, v *jval, bit uint8) string {
 	b, ok := s.bodyString(field, v)
 	if ok {
 		s.has |= bit
@@ -130,7 +163,7 @@ func (s *decodeState) body(field string, v *fastjson.Value, bit uint8) string {
 	return b
 }
 
-func (s *decodeState) ts(v *fastjson.Value) {
+func (s *decodeState) ts(v *jval) {
 	b, ok := s.strBytes("ts", v)
 	if !ok {
 		return
@@ -153,7 +186,7 @@ func (s *decodeState) ts(v *fastjson.Value) {
 	s.has |= seenTS
 }
 
-func (s *decodeState) kind(v *fastjson.Value) {
+func (s *decodeState) kind(v *jval) {
 	b, ok := s.strBytes("kind", v)
 	if !ok {
 		return
@@ -172,7 +205,7 @@ func (s *decodeState) kind(v *fastjson.Value) {
 	s.has |= seenKind
 }
 
-func (s *decodeState) source(v *fastjson.Value) {
+func (s *decodeState) source(v *jval) {
 	b, ok := s.strBytes("source", v)
 	if !ok {
 		return
@@ -192,13 +225,13 @@ func (s *decodeState) source(v *fastjson.Value) {
 }
 
 // integer reads an optional integer field within [lo, hi].
-func (s *decodeState) integer(field string, v *fastjson.Value, lo, hi int) (int, bool) {
-	if v.Type() == fastjson.TypeNull {
+func (s *decodeState) integer(field string, v *jval, lo, hi int) (int, bool) {
+	if v.kind == jNull {
 		return 0, false
 	}
-	n, err := v.Int()
+	n, err := v.int()
 	if err != nil {
-		s.fail(field, "want an integer, got %s", quoteForError(v.MarshalTo(nil)))
+		s.fail(field, "want an integer, got %s", quoteForError(v.appendJSON(nil)))
 		return 0, false
 	}
 	if n < lo || n > hi {
@@ -208,71 +241,70 @@ func (s *decodeState) integer(field string, v *fastjson.Value, lo, hi int) (int,
 	return n, true
 }
 
-func (s *decodeState) status(v *fastjson.Value) {
+func (s *decodeState) status(v *jval) {
 	if n, ok := s.integer("http.status", v, 0, 999); ok {
 		s.ev.HTTPStatus = n // 0 counts as absent: no HTTP response
 	}
 }
 
-func (s *decodeState) attempt(v *fastjson.Value) {
+func (s *decodeState) attempt(v *jval) {
 	if n, ok := s.integer("attempt", v, 0, 1<<31-1); ok {
 		s.ev.Attempt = n
 	}
 }
 
-func (s *decodeState) bool(field string, v *fastjson.Value) (bool, bool) {
-	switch v.Type() {
-	case fastjson.TypeNull:
+func (s *decodeState) bool(field string, v *jval) (bool, bool) {
+	switch v.kind {
+	case jNull:
 		return false, false
-	case fastjson.TypeTrue:
+	case jTrue:
 		return true, true
-	case fastjson.TypeFalse:
+	case jFalse:
 		return false, true
 	}
-	s.fail(field, "want a boolean, got %s", v.Type())
+	s.fail(field, "want a boolean, got %s", v.kind)
 	return false, false
 }
 
-func (s *decodeState) duration(v *fastjson.Value) {
-	if v.Type() == fastjson.TypeNull {
+func (s *decodeState) duration(v *jval) {
+	if v.kind == jNull {
 		return
 	}
-	f, err := v.Float64()
-	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
-		s.fail("duration_ms", "want a finite number >= 0, got %s", quoteForError(v.MarshalTo(nil)))
+	f, err := fastfloat.Parse(bytesString(v.raw))
+	if v.kind != jNumber || err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
+		s.fail("duration_ms", "want a finite number >= 0, got %s", quoteForError(v.appendJSON(nil)))
 		return
 	}
 	s.ev.DurationMS = &f
 }
 
 // headers reads an object of string values, lower-casing the names.
-func (s *decodeState) headers(field string, v *fastjson.Value) map[string]string {
-	if v.Type() == fastjson.TypeNull {
+func (s *decodeState) headers(field string, v *jval) map[string]string {
+	if v.kind == jNull {
 		return nil
 	}
-	o, err := v.Object()
-	if err != nil {
-		s.fail(field, "want an object of strings, got %s", v.Type())
+	if v.kind != jObject {
+		s.fail(field, "want an object of strings, got %s", v.kind)
 		return nil
 	}
-	h := make(map[string]string, o.Len())
-	o.Visit(func(k []byte, hv *fastjson.Value) {
-		if s.err != nil {
-			return
+	h := make(map[string]string, v.n)
+	for m := v.members(); s.err == nil; {
+		k, hv, ok := m.next()
+		if !ok {
+			break
 		}
-		var val []byte
-		switch hv.Type() {
-		case fastjson.TypeNull:
-			return
-		case fastjson.TypeString:
-			val, _ = hv.StringBytes()
+		k = unescapedKey(k)
+		switch hv.kind {
+		case jNull:
+			continue
+		case jString:
 		default:
-			s.fail(field, "value of %s: want a string, got %s", quoteForError(k), hv.Type())
-			return
+			s.fail(field, "value of %s: want a string, got %s", quoteForError(k), hv.kind)
+			continue
 		}
 		s.d.lower = appendLowerASCII(s.d.lower[:0], k)
-		h[s.d.internBytes(s.d.lower)] = s.d.internBytes(val)
-	})
+		h[s.d.internBytes(s.d.lower)] = s.d.internBytes(s.d.unescaped(&hv))
+	}
 	return h
 }
 
@@ -288,32 +320,37 @@ func appendLowerASCII(dst, b []byte) []byte {
 
 // attrs merges the line's "attrs" object into Event.Attrs; its entries win
 // over unknown top-level fields of the same name.
-func (s *decodeState) attrs(v *fastjson.Value) {
-	if v.Type() == fastjson.TypeNull {
+func (s *decodeState) attrs(v *jval) {
+	if v.kind == jNull {
 		return
 	}
-	o, err := v.Object()
-	if err != nil {
-		s.fail("attrs", "want an object, got %s", v.Type())
+	if v.kind != jObject {
+		s.fail("attrs", "want an object, got %s", v.kind)
 		return
 	}
-	o.Visit(func(k []byte, av *fastjson.Value) { s.setAttr(string(k), av, true) })
+	for m := v.members(); s.err == nil; {
+		k, av, ok := m.next()
+		if !ok {
+			break
+		}
+		s.setAttr(string(unescapedKey(k)), &av, true)
+	}
 }
 
 // unknown keeps a field the contract does not name in Event.Attrs.
-func (s *decodeState) unknown(k []byte, v *fastjson.Value) {
+func (s *decodeState) unknown(k []byte, v *jval) {
 	if _, ok := s.ev.Attrs[string(k)]; !ok {
 		s.setAttr(string(k), v, false)
 	}
 }
 
-func (s *decodeState) setAttr(name string, v *fastjson.Value, explicit bool) {
+func (s *decodeState) setAttr(name string, v *jval, explicit bool) {
 	if s.err != nil {
 		return
 	}
-	// v was never type-checked, so MarshalTo reproduces the input bytes;
-	// fastjson parses leniently, so check them before they leave as JSON.
-	raw := v.MarshalTo(nil)
+	// The scan is as lenient as fastjson's parser (numbers such as nan), so
+	// check the value before it leaves as JSON.
+	raw := v.appendJSON(nil)
 	if err := fastjson.ValidateBytes(raw); err != nil {
 		field := "attrs"
 		if !explicit {

@@ -1,0 +1,133 @@
+package pipeline
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/valyala/fastjson"
+)
+
+// The scanner promises fastjson's grammar: the same lines accepted and
+// refused, the same members, strings and renderings. These tests hold it
+// to that, with fastjson itself as the reference.
+
+var fastjsonKinds = map[fastjson.Type]jkind{
+	fastjson.TypeNull: jNull, fastjson.TypeTrue: jTrue, fastjson.TypeFalse: jFalse,
+	fastjson.TypeNumber: jNumber, fastjson.TypeString: jString,
+	fastjson.TypeObject: jObject, fastjson.TypeArray: jArray,
+}
+
+// sameAsFastjson fails t unless the scanner reads line as fastjson does.
+func sameAsFastjson(t *testing.T, line []byte) {
+	t.Helper()
+	var p fastjson.Parser
+	want, werr := p.ParseBytes(line)
+	s := jscan{b: line}
+	members, kind, ok := s.topObject(nil)
+	switch {
+	case werr != nil:
+		if ok || s.err == "" {
+			t.Fatalf("%q: fastjson refuses it (%v), the scanner does not", line, werr)
+		}
+		return
+	case s.err != "":
+		t.Fatalf("%q: fastjson takes it, the scanner says %s", line, s.err)
+	case want.Type() != fastjson.TypeObject:
+		if ok || kind != fastjsonKinds[want.Type()] {
+			t.Fatalf("%q: fastjson reads a %s, the scanner a %s (ok %v)", line, want.Type(), kind, ok)
+		}
+		return
+	case !ok:
+		t.Fatalf("%q: fastjson reads an object, the scanner does not", line)
+	}
+	sameMembers(t, line, want.GetObject(), func(yield func([]byte, jval)) {
+		for _, m := range members {
+			yield(m.key, m.val)
+		}
+	})
+}
+
+// sameMembers compares an object's members, and those of objects nested in
+// it, with fastjson's.
+func sameMembers(t *testing.T, line []byte, o *fastjson.Object, got func(func([]byte, jval))) {
+	t.Helper()
+	type member struct {
+		key  string
+		val  jval
+		json []byte
+	}
+	var ours []member
+	got(func(k []byte, v jval) { ours = append(ours, member{string(unescapedKey(k)), v, v.appendJSON(nil)}) })
+	i := 0
+	o.Visit(func(k []byte, v *fastjson.Value) {
+		if i >= len(ours) {
+			t.Fatalf("%q: fastjson has more members than the scanner's %d", line, len(ours))
+		}
+		m := ours[i]
+		i++
+		raw := v.MarshalTo(nil) // before Type, which unescapes a string in place
+		switch {
+		case m.key != string(k):
+			t.Fatalf("%q: member %d: key %q, fastjson %q", line, i, m.key, k)
+		case m.val.kind != fastjsonKinds[v.Type()]:
+			t.Fatalf("%q: member %q: a %s, fastjson a %s", line, k, m.val.kind, v.Type())
+		case !bytes.Equal(m.json, raw):
+			t.Fatalf("%q: member %q renders %q, fastjson %q", line, k, m.json, raw)
+		}
+		var d Decoder
+		if sb, _ := v.StringBytes(); m.val.kind == jString && !bytes.Equal(d.unescaped(&m.val), sb) {
+			t.Fatalf("%q: member %q unescapes to %q, fastjson %q", line, k, d.unescaped(&m.val), sb)
+		}
+		if m.val.kind == jObject {
+			sameMembers(t, line, v.GetObject(), func(yield func([]byte, jval)) {
+				for it := m.val.members(); ; {
+					k, v, ok := it.next()
+					if !ok {
+						return
+					}
+					yield(k, v)
+				}
+			})
+		}
+	})
+	if i != len(ours) {
+		t.Fatalf("%q: the scanner has %d members, fastjson %d", line, len(ours), i)
+	}
+}
+
+var scanCases = []string{
+	`{}`, ` { } `, `{"a":1}`, `{"a" : [ 1 , {"b" : null} , "x" ] , "c":{ "d" : true }}`,
+	`{"a":"x\\\"y\"z","b\u0041":"\u00fc\ud83d\ude00","c":"\q\u12"}`,
+	`{"n":nan,"i":-Inf,"p":+1,"e":e5,"m":1.2.3,"N":NaN,"j":+nan}`, `{"s":-}`, `{"a":-}`, `{"a":+}`, `{"a":in}`,
+	`{"a":1} x`, `{"a":1}}`, `{"a":1,}`, `{"a" 1}`, `{a:1}`, `{"a":tru}`, `{"a":nul}`, `{"a":truex}`,
+	`{"a":"unterminated`, `{"a":[1,2`, `{"a":[1 2]}`, `{"a":[]}`, `{"a":[,]}`, `[1,2]`, `"s"`, `12`,
+	`null`, `true`, ``, `{`, `{"a":"\\"}`, `{"a":"\\\\\"x"}`, "{\"a\":\"tab\there\",\"b\":\"\x00\xff\"}",
+	"{\"a\":\v1}", "{\"a\":\f1}", `{"a":` + strings.Repeat("[", maxDepth-1) + strings.Repeat("]", maxDepth-1) + `}`,
+	`{"a":` + strings.Repeat("[", maxDepth) + strings.Repeat("]", maxDepth) + `}`,
+	`{"a":{"b":{"c":{"d":1}}},"a":2}`,
+}
+
+func TestScanMatchesFastjson(t *testing.T) {
+	for _, c := range scanCases {
+		sameAsFastjson(t, []byte(c))
+	}
+	for _, name := range []string{"valid.ndjson", "invalid.ndjson"} {
+		for _, l := range decodeTestdata(t, name) {
+			sameAsFastjson(t, bytes.TrimSpace(l))
+		}
+	}
+	for _, l := range genEventLines(200) {
+		sameAsFastjson(t, l)
+	}
+}
+
+func FuzzScanMatchesFastjson(f *testing.F) {
+	for _, c := range scanCases {
+		f.Add([]byte(c))
+	}
+	for _, l := range decodeTestdata(f, "valid.ndjson") {
+		f.Add(l)
+	}
+	f.Fuzz(func(t *testing.T, line []byte) { sameAsFastjson(t, bytes.TrimSpace(line)) })
+}
