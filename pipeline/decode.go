@@ -47,9 +47,10 @@ type Decoder struct {
 }
 
 const (
-	maxInternLen     = 96      // longer strings are copied, never interned
-	internSlots      = 4096    // slots of the intern table (a power of two)
-	maxRetainedParse = 1 << 20 // scratch that grew past this is dropped after use
+	maxInternLen       = 96      // longer strings are copied, never interned
+	internSlots        = 4096    // slots of the intern table (a power of two)
+	maxRetainedParse   = 1 << 20 // scratch that grew past this is dropped after use
+	maxRetainedMembers = 1 << 10 // nor a members table longer than this
 )
 
 // NewDecoder returns a Decoder; the zero value works as well.
@@ -76,6 +77,9 @@ func (d *Decoder) Decode(line []byte, pos Position) (schema.Event, error) {
 	}
 	clear(d.members) // nor the line, through its spans
 	d.members = d.members[:0]
+	if cap(d.members) > maxRetainedMembers {
+		d.members = nil
+	}
 	if err != nil {
 		return schema.Event{}, fmt.Errorf("decode %s: %w", pos, err)
 	}

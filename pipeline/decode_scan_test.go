@@ -2,6 +2,8 @@ package pipeline
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -130,4 +132,37 @@ func FuzzScanMatchesFastjson(f *testing.F) {
 		f.Add(l)
 	}
 	f.Fuzz(func(t *testing.T, line []byte) { sameAsFastjson(t, bytes.TrimSpace(line)) })
+}
+
+// TestDecodeWideAndDeepLines: a line of thousands of members decodes, and
+// the decoder then still decodes a small one; nesting past fastjson's limit
+// is refused as not JSON.
+func TestDecodeWideAndDeepLines(t *testing.T) {
+	base := `{"ts":"2026-01-02T03:04:05Z","kind":"request","source":"gateway","http.method":"POST","request_body":"{}"`
+	var wide strings.Builder
+	wide.WriteString(base)
+	for i := range 5000 {
+		fmt.Fprintf(&wide, `,"x%d":[%d,{"y":"z"}]`, i, i)
+	}
+	wide.WriteString("}")
+	d := NewDecoder()
+	ev, err := d.Decode([]byte(wide.String()), decodePos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ev.Attrs) != 5000 || string(ev.Attrs["x4999"]) != `[4999,{"y":"z"}]` {
+		t.Fatalf("%d attrs, x4999 = %s", len(ev.Attrs), ev.Attrs["x4999"])
+	}
+	if cap(d.members) > maxRetainedMembers {
+		t.Fatalf("the decoder keeps a members table of %d", cap(d.members))
+	}
+	if ev, err = d.Decode([]byte(base+"}"), decodePos); err != nil || len(ev.Attrs) != 0 {
+		t.Fatalf("after the wide line: %v, %d attrs", err, len(ev.Attrs))
+	}
+	deep := base + `,"a":` + strings.Repeat("[", maxDepth) + strings.Repeat("]", maxDepth) + "}"
+	_, err = d.Decode([]byte(deep), decodePos)
+	var de *DecodeError
+	if !errors.As(err, &de) || de.Field != "" || !strings.Contains(de.Reason, "nested deeper than 300") {
+		t.Fatalf("deep line: %v", err)
+	}
 }
