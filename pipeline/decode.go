@@ -172,7 +172,7 @@ func (s *decodeState) field(k []byte, v *jval) {
 	case "unmappable":
 		// A log shipper's mapping marks a line it could not map
 		// (deploy/shippers); the line is quarantined with its reason.
-		s.fail("", "the shipper could not map the line: %s", s.d.unmapped(v))
+		s.fail("", "the shipper could not map the line: %s", string(s.d.unescaped(v)))
 	case "event_id":
 		ev.EventID = s.str("event_id", v, false)
 	case "ts":

@@ -105,9 +105,6 @@ func (d *Decoder) unescaped(v *jval) []byte {
 	return d.text
 }
 
-// unmapped is the reason a log shipper gave for a line it could not map.
-func (d *Decoder) unmapped(v *jval) string { return string(d.unescaped(v)) }
-
 // int parses an integer value as fastjson did.
 func (v *jval) int() (int, error) {
 	if v.kind != jNumber {

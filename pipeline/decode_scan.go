@@ -80,10 +80,7 @@ func (s *jscan) topObject(dst []jmember) (members []jmember, kind jkind, ok bool
 	s.ws()
 	if s.i < len(s.b) && s.b[s.i] == '{' {
 		s.i++
-		if dst == nil {
-			dst = make([]jmember, 0, 32) // object keeps the members of a non-nil dst
-		}
-		dst, _, ok = s.object(1, dst)
+		_, ok = s.object(1, &dst)
 		kind = jObject
 	} else {
 		var v jval
@@ -112,7 +109,7 @@ func (s *jscan) value(depth int) (jval, bool) {
 	switch s.b[s.i] {
 	case '{':
 		s.i++
-		_, n, ok := s.object(depth, nil)
+		n, ok := s.object(depth, nil)
 		if !ok {
 			return jval{}, false
 		}
@@ -198,49 +195,48 @@ func (s *jscan) str() ([]byte, bool) {
 	}
 }
 
-// object scans an object's members after its '{', appending them to dst
-// unless dst is nil, and counts them.
-func (s *jscan) object(depth int, dst []jmember) ([]jmember, int, bool) {
+// object scans an object's members after its '{' and counts them,
+// appending them to *dst unless dst is nil.
+func (s *jscan) object(depth int, dst *[]jmember) (int, bool) {
 	if s.ws(); s.i >= len(s.b) {
-		return dst, 0, s.fail("missing '}'")
+		return 0, s.fail("missing '}'")
 	}
 	if s.b[s.i] == '}' {
 		s.i++
-		return dst, 0, true
+		return 0, true
 	}
-	keep := dst != nil
 	for n := 1; ; n++ {
 		if s.ws(); s.i >= len(s.b) || s.b[s.i] != '"' {
-			return dst, 0, s.fail("want '\"' to open an object key")
+			return 0, s.fail("want '\"' to open an object key")
 		}
 		s.i++
 		key, ok := s.str()
 		if !ok {
-			return dst, 0, false
+			return 0, false
 		}
 		if s.ws(); s.i >= len(s.b) || s.b[s.i] != ':' {
-			return dst, 0, s.fail("missing ':' after object key")
+			return 0, s.fail("missing ':' after object key")
 		}
 		s.i++
 		s.ws()
 		v, ok := s.value(depth)
 		if !ok {
-			return dst, 0, false
+			return 0, false
 		}
-		if keep {
-			dst = append(dst, jmember{key: key, val: v})
+		if dst != nil {
+			*dst = append(*dst, jmember{key: key, val: v})
 		}
 		if s.ws(); s.i >= len(s.b) {
-			return dst, 0, s.fail("unexpected end of object")
+			return 0, s.fail("unexpected end of object")
 		}
 		switch s.b[s.i] {
 		case ',':
 			s.i++
 		case '}':
 			s.i++
-			return dst, n, true
+			return n, true
 		default:
-			return dst, 0, s.fail("missing ',' after object value")
+			return 0, s.fail("missing ',' after object value")
 		}
 	}
 }
