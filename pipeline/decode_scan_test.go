@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcplens/mcplens/internal/loadgen"
 	"github.com/valyala/fastjson"
 )
 
@@ -164,5 +165,23 @@ func TestDecodeWideAndDeepLines(t *testing.T) {
 	var de *DecodeError
 	if !errors.As(err, &de) || de.Field != "" || !strings.Contains(de.Reason, "nested deeper than 300") {
 		t.Fatalf("deep line: %v", err)
+	}
+}
+
+// TestScanMatchesFastjsonOnLoadgen runs the comparison over
+// production-shaped lines: split halves and exchange records, SSE bodies,
+// the nested spelling, invalid UTF-8 in bodies, secrets and poison lines.
+func TestScanMatchesFastjsonOnLoadgen(t *testing.T) {
+	g, err := loadgen.New(loadgen.Config{Seed: 13, Calls: 3000, PoisonShare: 0.05, BadUTF8Share: 0.05, SecretShare: 0.05})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, line := range g.Lines() {
+		sameAsFastjson(t, bytes.TrimSpace(line))
+		n++
+	}
+	if tr := g.Truth(); n != tr.Lines || tr.Poison == 0 {
+		t.Fatalf("compared %d lines of %d (%d poison)", n, tr.Lines, tr.Poison)
 	}
 }
