@@ -24,7 +24,8 @@ import (
 // BenchmarkKafkaToClickHouseVsOtelcol is issue 13's side-by-side run: one
 // topic (3 partitions) of internal/loadgen traffic, 1,000 calls/s of event
 // time for MCPLENS_BENCH_MINUTES (31: three times the 10-minute chain and
-// dedupe windows), read from the start by (a) the OpenTelemetry collector
+// dedupe windows; MCPLENS_BENCH_LOAD gives another shape, see
+// loadgen.BenchConfig), read from the start by (a) the OpenTelemetry collector
 // built from deploy/otelcol-compare/builder.yaml (kafkareceiver ->
 // clickhouseexporter, deploy/otelcol-compare/otelcol.yaml; the binary named
 // by MCPLENS_OTELCOL) and (b) cmd/ingest at its default settings, each in
@@ -69,7 +70,11 @@ func BenchmarkKafkaToClickHouseVsOtelcol(b *testing.B) {
 	}
 
 	topic := kafkatest.NewTopic(b, brokers, 3)
-	g, err := loadgen.New(loadgen.Config{Seed: 13, Calls: int(minutes * 60 * 1000)})
+	cfg, err := loadgen.BenchConfig(13, minutes)
+	if err != nil {
+		b.Fatal(err)
+	}
+	g, err := loadgen.New(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}

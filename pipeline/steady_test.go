@@ -29,7 +29,8 @@ import (
 // settings) over production-shaped traffic from internal/loadgen that is
 // longer than every window: MCPLENS_BENCH_MINUTES (default 31) minutes of
 // event time at 1,000 calls/s, three times the 10-minute chain and dedupe
-// windows. It reports the throughput of each third of the run (events per
+// windows (MCPLENS_BENCH_LOAD gives another shape, see
+// loadgen.BenchConfig). It reports the throughput of each third of the run (events per
 // second of CPU time, which other processes on the machine do not skew,
 // and of wall time), the last third against the first, the resident set
 // at the end of each third and its peak, and the ratio to the yardstick in
@@ -54,7 +55,10 @@ func BenchmarkSteadyState(b *testing.B) {
 		}
 		minutes = n
 	}
-	cfg := loadgen.Config{Seed: 1, Calls: minutes * 60 * 1000}
+	cfg, err := loadgen.BenchConfig(1, float64(minutes))
+	if err != nil {
+		b.Fatal(err)
+	}
 	path := filepath.Join(b.TempDir(), "steady.ndjson")
 	truth, err := loadgen.WriteFile(path, cfg)
 	if err != nil {

@@ -23,6 +23,10 @@ package loadgen
 import (
 	"errors"
 	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
 	"time"
 )
 
@@ -141,6 +145,53 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&c.BadUTF8Share, "bad-utf8", 0, "share of bodies with invalid UTF-8 bytes")
 	fs.Float64Var(&c.SecretShare, "secrets", 0, "share of calls with secrets in headers and bodies")
 	fs.Float64Var(&c.RedeliverShare, "redeliver", 0.02, "share of lines delivered twice")
+
+	// The traffic's shape, for loads other than the default one (a zero
+	// keeps the default, as in Config).
+	d := DefaultConfig()
+	fs.IntVar(&c.Sessions, "sessions", d.Sessions, "sessions open at once")
+	fs.IntVar(&c.Gateways, "gateways", d.Gateways, "gateway observers (pods)")
+	fs.IntVar(&c.Clients, "clients", d.Clients, "client hosts that also log")
+	fs.IntVar(&c.ServerSet, "servers", d.ServerSet, "logical MCP servers")
+	fs.DurationVar(&c.MinDelay, "min-delay", d.MinDelay, "shortest time from a request to its response")
+	fs.DurationVar(&c.MaxDelay, "max-delay", d.MaxDelay, "longest time from a request to its response")
+	fs.IntVar(&c.MinBody, "min-body", d.MinBody, "smallest response body, bytes")
+	fs.IntVar(&c.MaxBody, "max-body", d.MaxBody, "largest response body, bytes")
+	fs.DurationVar(&c.Jitter, "jitter", d.Jitter, "how far lines are shuffled out of observation order")
+	fs.DurationVar(&c.ClientSkew, "client-skew", d.ClientSkew, "most a client's clock is off")
+	fs.Float64Var(&c.ExchangeShare, "exchange-share", d.ExchangeShare, "share of calls logged as one exchange record (the rest as two halves)")
+	fs.Float64Var(&c.ClientShare, "client-share", d.ClientShare, "share of calls the client logs too")
+	fs.Float64Var(&c.NoIDShare, "no-id-share", d.NoIDShare, "share of calls whose loggers share no exchange_id")
+	fs.Float64Var(&c.SSEShare, "sse-share", d.SSEShare, "share of calls answered with an SSE stream")
+	fs.Float64Var(&c.NestedShare, "nested-share", d.NestedShare, `share of lines with the nested {"http":{...}} spelling`)
+	fs.Float64Var(&c.NoResponseShare, "no-response", d.NoResponseShare, "share of requests never answered")
+	fs.Float64Var(&c.ToolErrorShare, "tool-errors", d.ToolErrorShare, "share of calls whose result has isError")
+}
+
+// BenchConfig is the load of the long benchmarks: seed, minutes of event
+// time at the load's rate, and the shape the environment variable
+// MCPLENS_BENCH_LOAD gives in cmd/loadgen's flags (such as "-rate 3000
+// -sessions 50000 -max-delay 2m"), so that they can be run on traffic
+// other than the default shape. -calls, when given, wins over minutes.
+func BenchConfig(seed uint64, minutes float64) (Config, error) {
+	var c Config
+	fs := flag.NewFlagSet("MCPLENS_BENCH_LOAD", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	c.RegisterFlags(fs)
+	c.Seed = seed
+	env := os.Getenv("MCPLENS_BENCH_LOAD")
+	if err := fs.Parse(strings.Fields(env)); err != nil {
+		return c, fmt.Errorf("MCPLENS_BENCH_LOAD=%q: %w", env, err)
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("MCPLENS_BENCH_LOAD=%q: %q is not a flag", env, fs.Arg(0))
+	}
+	calls := false
+	fs.Visit(func(f *flag.Flag) { calls = calls || f.Name == "calls" })
+	if !calls {
+		c.Calls = int(minutes * 60 * c.Rate)
+	}
+	return c, c.Validate()
 }
 
 // Validate reports impossible settings.

@@ -299,3 +299,39 @@ func TestWriteFileMatchesLines(t *testing.T) {
 		t.Fatalf("%d lines in the file, truth says %d", n, tr.Lines)
 	}
 }
+
+// TestBenchConfig: the long benchmarks take their shape from
+// MCPLENS_BENCH_LOAD in cmd/loadgen's flags, their length from minutes at
+// that rate, and refuse what they cannot run.
+func TestBenchConfig(t *testing.T) {
+	t.Setenv("MCPLENS_BENCH_LOAD", "")
+	c, err := loadgen.BenchConfig(9, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := loadgen.DefaultConfig()
+	if c.Seed != 9 || c.Calls != 120_000 || c.Rate != d.Rate || c.Sessions != d.Sessions || c.MaxDelay != d.MaxDelay {
+		t.Errorf("default shape: %+v", c)
+	}
+
+	t.Setenv("MCPLENS_BENCH_LOAD", " -rate 3000 -sessions 50000\t-max-delay 2m -no-response 0.2 -secrets 0.05 ")
+	if c, err = loadgen.BenchConfig(9, 0.5); err != nil {
+		t.Fatal(err)
+	}
+	if c.Calls != 90_000 || c.Rate != 3000 || c.Sessions != 50_000 || c.MaxDelay != 2*time.Minute ||
+		c.NoResponseShare != 0.2 || c.SecretShare != 0.05 || c.Clients != d.Clients {
+		t.Errorf("shaped: %+v", c)
+	}
+
+	t.Setenv("MCPLENS_BENCH_LOAD", "-calls 5 -rate 3000")
+	if c, err = loadgen.BenchConfig(9, 31); err != nil || c.Calls != 5 {
+		t.Errorf("-calls wins over minutes: %d, %v", c.Calls, err)
+	}
+
+	for _, bad := range []string{"-bogus 1", "rate=3000", "-rate fast", "-min-delay 2s -max-delay 1s", "-sse-share 2"} {
+		t.Setenv("MCPLENS_BENCH_LOAD", bad)
+		if _, err := loadgen.BenchConfig(9, 1); err == nil {
+			t.Errorf("MCPLENS_BENCH_LOAD=%q: no error", bad)
+		}
+	}
+}
