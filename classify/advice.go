@@ -3,14 +3,21 @@ package classify
 // advise fills retry_advice, outcome_known and side_effect_risk from the
 // outcome and class. Only tools/call can have side effects; every other
 // method is risk "none" (the correlator lowers a tool call to "none" too
-// once it knows the tool is read-only).
-func advise(r *Result, q *request) {
+// once it knows the tool is read-only). With the request unseen and the
+// answer no tool result, an unknown outcome is an unknown risk: the
+// request may have been a tool call.
+func advise(r *Result, q *request, unseen bool) {
 	advice, known, ran := adviceFor(r)
 	r.RetryAdvice = advice
 	r.OutcomeKnown = known
 	switch {
-	case !q.isToolCall() || r.Notification:
+	case r.Notification:
 		r.SideEffectRisk = RiskNone
+	case !q.isToolCall():
+		r.SideEffectRisk = RiskNone
+		if unseen && !known {
+			r.SideEffectRisk = RiskUnknown
+		}
 	case !known:
 		r.SideEffectRisk = RiskUnknown
 	case ran:

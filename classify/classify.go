@@ -38,7 +38,7 @@ func Classify(ex *Exchange) Result {
 	if r.Layer == "" {
 		r.Layer = r.Outcome.Layer()
 	}
-	advise(&r, &q)
+	advise(&r, &q, c.unseen())
 	return r
 }
 
@@ -48,6 +48,9 @@ type classifier struct {
 	r  *Result
 	p  *fastjson.Parser
 }
+
+// unseen reports whether the response is judged without its request.
+func (c *classifier) unseen() bool { return c.ex.RequestUnseen && c.q.shape == reqEmpty }
 
 func (c *classifier) set(o Outcome, class ErrorClass, rule string) {
 	c.r.Outcome, c.r.ErrorClass, c.r.Rule = o, class, rule
@@ -98,7 +101,10 @@ func (c *classifier) run() {
 		}
 		c.set(Success, ClassNone, "http-"+strings.ToLower(method))
 		return
-	case c.q.notification && c.q.shape != reqMalformed:
+	case c.q.notification && c.q.shape != reqMalformed,
+		c.unseen() && (ex.Status == 202 || ex.Status == 204):
+		// Unseen, a 202 or 204 most likely answers a notification or a
+		// client's response: the answers the transport gives them.
 		c.notificationAnswer(body)
 		return
 	case ex.Status == 202 || ex.Status == 204:

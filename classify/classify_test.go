@@ -151,3 +151,47 @@ func TestRetryAfter(t *testing.T) {
 		t.Errorf("429 without Retry-After: retry_after_s %+v advice %s", r.RetryAfterS, r.RetryAdvice)
 	}
 }
+
+// orphan is a response whose request no observer logged.
+func orphan(status int, h Header, body string) Exchange {
+	return Exchange{HTTPMethod: "POST", RequestUnseen: true, Status: status, ResponseHeaders: h, ResponseBody: []byte(body)}
+}
+
+// A response without its request is judged by what it holds: a tool
+// result by isError or content, the first answer on a stream as final.
+// With the request seen, the same bodies keep their strict rules.
+func TestRequestUnseen(t *testing.T) {
+	sse := func(data ...string) string {
+		var b strings.Builder
+		for _, d := range data {
+			b.WriteString("event: message\ndata: " + d + "\n\n")
+		}
+		return b.String()
+	}
+	progress := `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":1}}`
+	toolError := `{"jsonrpc":"2.0","id":41,"result":{"content":[{"type":"text","text":"quota exceeded"}],"isError":true}}`
+	check(t, "json tool success", orphan(200, jsonCT, strings.Replace(good, `"id":1`, `"id":41`, 1)), want{outcome: ToolSuccess})
+	check(t, "json tool error", orphan(200, jsonCT, toolError), want{outcome: ToolError, class: ToolFailed, message: "quota"})
+	check(t, "json isError alone", orphan(200, jsonCT, `{"jsonrpc":"2.0","id":"a","result":{"isError":false}}`), want{outcome: InvalidToolResult, class: ContentNotArray})
+	check(t, "json other result", orphan(200, jsonCT, `{"jsonrpc":"2.0","id":41,"result":{"tools":[]}}`), want{outcome: Success})
+	check(t, "json rpc error", orphan(200, jsonCT, `{"jsonrpc":"2.0","id":41,"error":{"code":-32601,"message":"no such method"}}`), want{outcome: JSONRPCError, class: MethodNotFound})
+	check(t, "json without id", orphan(200, jsonCT, `{"jsonrpc":"2.0","result":{"content":[]}}`), want{outcome: InvalidEnvelope, class: MissingID})
+	check(t, "sse tool success", orphan(200, sseCT, sse(progress, strings.Replace(good, `"id":1`, `"id":41`, 1))), want{outcome: ToolSuccess})
+	check(t, "sse tool error", orphan(200, sseCT, sse(progress, toolError)), want{outcome: ToolError, class: ToolFailed})
+	check(t, "sse progress only", orphan(200, sseCT, sse(progress)), want{outcome: StreamIncomplete, class: StreamEndedEarly})
+	check(t, "sse other result", orphan(200, sseCT, sse(`{"jsonrpc":"2.0","id":3,"result":{}}`)), want{outcome: Success})
+	check(t, "accepted", orphan(202, nil, ""), want{outcome: Accepted})
+	check(t, "accepted with body", orphan(202, jsonCT, good), want{outcome: UnexpectedResponse, class: BodyForNotice})
+
+	seen := func(ex Exchange) Exchange { ex.RequestUnseen = false; return ex }
+	check(t, "seen empty request, tool error", seen(orphan(200, jsonCT, toolError)), want{outcome: Success})
+	check(t, "seen empty request, sse", seen(orphan(200, sseCT, sse(toolError))), want{outcome: InvalidEnvelope, class: IDMismatch})
+	check(t, "seen empty request, 202", seen(orphan(202, nil, "")), want{outcome: UnexpectedResponse, class: AcceptedRequest})
+	// A request that was seen keeps its id rule even when flagged.
+	flagged := post(callReq, 200, sseCT, sse(toolError))
+	flagged.RequestUnseen = true
+	check(t, "request body present", flagged, want{outcome: InvalidEnvelope, class: IDMismatch})
+	listed := post(listReq, 200, jsonCT, `{"jsonrpc":"2.0","id":7,"result":{"content":[],"isError":true}}`)
+	listed.RequestUnseen = true
+	check(t, "request body present, not a call", listed, want{outcome: Success})
+}

@@ -140,6 +140,18 @@ func (c *classifier) codeClass(code int64, msg string) ErrorClass {
 	return ApplicationDefinedError
 }
 
+var toolsCall = []byte("tools/call")
+
+// looksLikeToolResult: a result with isError or a content array, the
+// members only a CallToolResult has among the server's answers.
+func looksLikeToolResult(res *fastjson.Value) bool {
+	if res.Exists("isError") {
+		return true
+	}
+	content := res.Get("content")
+	return content != nil && content.Type() == fastjson.TypeArray
+}
+
 // result classifies a result member: tools/call by the CallToolResult
 // rules, any other method as SUCCESS when it is an object with a known
 // resultType.
@@ -152,8 +164,12 @@ func (c *classifier) result(res *fastjson.Value, via string) {
 		}
 		return
 	}
+	if c.unseen() && looksLikeToolResult(res) {
+		c.q.method = toolsCall // the answer tells what was asked
+	}
+	tool := c.q.isToolCall()
 	invalid := InvalidEnvelope
-	if c.q.isToolCall() {
+	if tool {
 		invalid = InvalidToolResult
 	}
 	// resultType (2026-07-28): absent means "complete".
@@ -181,7 +197,7 @@ func (c *classifier) result(res *fastjson.Value, via string) {
 			c.r.ProtocolVersion = string(pv.GetStringBytes())
 		}
 	}
-	if !c.q.isToolCall() {
+	if !tool {
 		c.set(Success, ClassNone, via+"-result")
 		return
 	}

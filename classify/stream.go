@@ -75,8 +75,13 @@ func (c *classifier) stream(body []byte) {
 	}
 }
 
-// answers reports whether a response id answers the request.
+// answers reports whether a response id answers the request. With the
+// request unseen there is no id to match: any response on the stream is
+// the answer (a POST's stream carries no answer to another request).
 func (c *classifier) answers(id rpcID) bool {
+	if c.unseen() {
+		return true
+	}
 	switch c.q.shape {
 	case reqSingle:
 		return c.q.id.equal(id)

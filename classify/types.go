@@ -45,8 +45,14 @@ type Exchange struct {
 	TransportError  string // timeout, connection_refused, connection_reset, tls, dns, free text
 	BodyTruncated   bool   // the logger cut a body
 	NoResponse      bool   // the correlator gave up waiting for a response
-	Evicted         bool   // with NoResponse: pending state was full, not the window
-	ResponseTime    time.Time
+	// RequestUnseen: a response whose request no observer logged, or not
+	// within the pair window (a tool that ran past it, a request line
+	// lost, a restart between the two). The response is then judged by
+	// what it holds: the first answer on a stream is taken for the final
+	// one, and a result with isError or a content array is a tool result.
+	RequestUnseen bool
+	Evicted       bool // with NoResponse: pending state was full, not the window
+	ResponseTime  time.Time
 	// Evidence is how much the record holds; empty means bodies. With
 	// envelope or status_only, Envelope (may be nil) is what is known and
 	// the classification goes no further than that (evidence.go).

@@ -59,7 +59,7 @@ func (o *observation) exchange() classify.Exchange {
 		return ex
 	}
 	if o.req == nil {
-		ex.HTTPMethod = r.HTTPMethod
+		ex.HTTPMethod, ex.RequestUnseen = r.HTTPMethod, true
 	}
 	ex.Status = r.HTTPStatus
 	ex.ResponseHeaders = r.ResponseHeaders

@@ -115,8 +115,24 @@ func TestCorrelateScenarios(t *testing.T) {
 		if r := m["n-1"]; r.Outcome != classify.NoResponse || r.NoResponseReason == "" {
 			t.Errorf("no response: %+v", r)
 		}
-		if r := m[""]; r.ResponseEventID != "n-orphan" || r.NoResponseReason == "" {
-			t.Errorf("orphan: %+v", r)
+		// Answers whose request was never seen (or came earlier than the
+		// pair window) are judged by what they carry: a tool result is a
+		// tool outcome, and an SSE stream is not an ID mismatch.
+		sink, _ := runFile(t, testConfig(), readLines(t, "testdata/correlate/no_response.ndjson"))
+		orphans := map[string]schema.Exchange{}
+		for _, r := range sink.exchanges {
+			if r.RequestEventID == "" {
+				orphans[r.ResponseEventID] = r
+			}
+		}
+		if len(orphans) != 2 {
+			t.Fatalf("%d orphans, want 2: %+v", len(orphans), orphans)
+		}
+		if r := orphans["n-orphan"]; r.Outcome != classify.ToolSuccess || r.NoResponseReason == "" {
+			t.Errorf("orphan json result: %+v", r)
+		}
+		if r := orphans["n-1-late"]; r.Outcome != classify.ToolError || r.Transport != "sse" || r.NoResponseReason == "" {
+			t.Errorf("late sse tool error: %+v", r)
 		}
 	})
 }
