@@ -99,8 +99,15 @@ func (e *Engine) await(ctx context.Context) error {
 	}
 	select {
 	case <-f.landed:
-	case <-ctx.Done():
-		return ctx.Err()
+	default:
+		// The loop stands still from here until the store answers.
+		wait := time.Now()
+		select {
+		case <-f.landed:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		e.m.sinkBlocked.Add(time.Since(wait).Seconds())
 	}
 	if f.failed {
 		e.corr.Paused(f.took)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
 	"github.com/mcplens/mcplens/schema"
@@ -226,5 +227,51 @@ func TestFailingWriteCommitsNothingPast(t *testing.T) {
 	}
 	if got := failures.Load(); got != after || sink.writing.Load() != 0 {
 		t.Errorf("a write ran after Run returned (%d failures, then %d)", after, got)
+	}
+}
+
+// mcplens_ingest_sink_blocked_seconds_total counts the time the loop
+// stood still for the store: against a store slower than a batch takes
+// to fill, it grows, and never by more than the writes took.
+func TestSinkBlockedSeconds(t *testing.T) {
+	const n = 400
+	sink := &ackSink{acked: map[string]int{}}
+	src := newAcked(pairLines(n), sink)
+	sink.gate = func(ctx context.Context, _ int) error {
+		select { // each write takes far longer than 200 rows take to read
+		case <-time.After(200 * time.Millisecond):
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	cfg := testConfig()
+	cfg.BatchSize = 200
+	reg := prometheus.NewRegistry()
+	e, err := New(cfg, Deps{Source: src, Sink: sink, Logger: zerolog.Nop(), Registerer: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var blocked, wrote float64
+	for _, f := range families {
+		switch f.GetName() {
+		case "mcplens_ingest_sink_blocked_seconds_total":
+			blocked = f.GetMetric()[0].GetCounter().GetValue()
+		case "mcplens_ingest_sink_write_seconds":
+			wrote = f.GetMetric()[0].GetHistogram().GetSampleSum()
+		}
+	}
+	if sink.writes < 3 {
+		t.Fatalf("%d writes, want at least 3", sink.writes)
+	}
+	if blocked <= 0 || blocked > wrote {
+		t.Errorf("blocked %.3f s with %d writes taking %.3f s: want more than 0, at most the writes' time", blocked, sink.writes, wrote)
 	}
 }

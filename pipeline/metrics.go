@@ -60,6 +60,7 @@ type metrics struct {
 	evicted       prometheus.Counter
 	noResponse    prometheus.Counter
 	sinkSeconds   prometheus.Histogram
+	sinkBlocked   prometheus.Counter
 	sinkErrors    prometheus.Counter
 	sinkRows      prometheus.Counter
 	sinkExchanges prometheus.Counter
@@ -122,6 +123,10 @@ func newMetrics(reg prometheus.Registerer, maxServers int) *metrics {
 			Help:    "Time to write one batch durably to the sink, retries included.",
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 16),
 		}),
+		sinkBlocked: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "mcplens_ingest_sink_blocked_seconds_total",
+			Help: "Time the ingest loop stood still waiting for the batch in flight to be stored: when it grows about as fast as the clock, the store is what limits ingest, not reading or classifying.",
+		}),
 		sinkErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "mcplens_ingest_sink_errors_total",
 			Help: "Failed sink writes (each is retried with backoff).",
@@ -149,7 +154,7 @@ func newMetrics(reg prometheus.Registerer, maxServers int) *metrics {
 	}
 	if reg != nil {
 		reg.MustRegister(m.events, m.exchanges, m.pending, m.pendingBytes, m.mergeWaiting, m.inflight, m.evicted,
-			m.noResponse, m.sinkSeconds, m.sinkErrors, m.sinkRows, m.sinkExchanges, m.commitErrors, m.committed,
+			m.noResponse, m.sinkSeconds, m.sinkBlocked, m.sinkErrors, m.sinkRows, m.sinkExchanges, m.commitErrors, m.committed,
 			m.quarantined, m.byServer, m.unknownRetries)
 	}
 	return m

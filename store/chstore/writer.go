@@ -15,17 +15,28 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/mcplens/mcplens/schema"
 )
 
 // Write stores a batch: one columnar INSERT per table (several when a
-// table has more than MaxInsertRows rows), in the order exchanges,
-// bodies, annotations, quarantine, then the ingest state (state.go). A
-// half whose event is already stored with its other half is left out. Each INSERT carries the deduplication
+// table has more than MaxInsertRows rows). The intents go first; then
+// the exchanges, bodies, annotations, quarantine rows and the newly
+// waiting events at once, each on a connection of its own, so that the
+// server works on them side by side and the write takes about as long as
+// its largest table instead of the sum of all; then the released events,
+// then the marks (state.go), so that a mark is never stored before what
+// it counts as handled, and an event is released only once the rows that
+// released it are stored. A crash between two inserts leaves what a
+// crash between two sequential inserts left: some tables of the batch
+// stored, no mark, so the batch is re-read and its rows checked (unsure)
+// or skipped by their tokens. A half whose event is already stored with
+// its other half is left out. Each INSERT carries the deduplication
 // token "<batch token>:<table>:<part>", so a batch the pipeline retries
 // after a failure half way (or after an unacknowledged commit) is not
-// stored twice. Write returns nil only after every INSERT was committed.
+// stored twice. Write returns nil only after every INSERT was committed;
+// the first failure cancels the inserts beside it.
 // Rows older than their table's TTL are stored (and vanish at the next
 // merges): Write warns with their count per table and counts them in
 // mcplens_clickhouse_expired_rows_total.
@@ -44,33 +55,40 @@ func (s *Store) Write(ctx context.Context, b *schema.Batch) error {
 	if err := s.writeIntents(ctx, b); err != nil {
 		return err
 	}
+	g, gctx := errgroup.WithContext(ctx)
 	if len(b.Exchanges) > 0 {
-		if err := s.writeTable(ctx, b.Token, "exchanges", schema.ExchangeColumns, len(b.Exchanges), func(lo, hi int) []any {
-			cols, unknown := exchangeColumns(b.Exchanges[lo:hi])
-			if unknown > 0 {
-				s.log.Warn().Int("values", unknown).Msg("enum values unknown to the schema stored as ''; a newer classifier needs a migration")
-			}
-			return cols
-		}); err != nil {
-			return err
-		}
+		g.Go(func() error {
+			return s.writeTable(gctx, b.Token, "exchanges", schema.ExchangeColumns, len(b.Exchanges), func(lo, hi int) []any {
+				cols, unknown := exchangeColumns(b.Exchanges[lo:hi])
+				if unknown > 0 {
+					s.log.Warn().Int("values", unknown).Msg("enum values unknown to the schema stored as ''; a newer classifier needs a migration")
+				}
+				return cols
+			})
+		})
 	}
 	if len(b.Bodies) > 0 {
-		if err := s.writeTable(ctx, b.Token, "exchange_bodies", schema.BodyColumns, len(b.Bodies), func(lo, hi int) []any { return bodyColumns(b.Bodies[lo:hi]) }); err != nil {
-			return err
-		}
+		g.Go(func() error {
+			return s.writeTable(gctx, b.Token, "exchange_bodies", schema.BodyColumns, len(b.Bodies), func(lo, hi int) []any { return bodyColumns(b.Bodies[lo:hi]) })
+		})
 	}
 	if len(b.Annotations) > 0 {
-		if err := s.writeTable(ctx, b.Token, "tool_annotations", schema.AnnotationColumns, len(b.Annotations), func(lo, hi int) []any { return annotationColumns(b.Annotations[lo:hi]) }); err != nil {
-			return err
-		}
+		g.Go(func() error {
+			return s.writeTable(gctx, b.Token, "tool_annotations", schema.AnnotationColumns, len(b.Annotations), func(lo, hi int) []any { return annotationColumns(b.Annotations[lo:hi]) })
+		})
 	}
 	if len(b.Quarantine) > 0 {
-		if err := s.writeTable(ctx, b.Token, "quarantine", schema.QuarantineColumns, len(b.Quarantine), func(lo, hi int) []any { return quarantineColumns(b.Quarantine[lo:hi]) }); err != nil {
-			return err
-		}
+		g.Go(func() error {
+			return s.writeTable(gctx, b.Token, "quarantine", schema.QuarantineColumns, len(b.Quarantine), func(lo, hi int) []any { return quarantineColumns(b.Quarantine[lo:hi]) })
+		})
 	}
-	if err := s.writeState(ctx, b.Token, &b.State); err != nil {
+	if len(b.State.Saved) > 0 {
+		g.Go(func() error { return s.writeSaved(gctx, b.Token, b.State.Saved) })
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	if err := s.writeMarks(ctx, b.Token, &b.State); err != nil {
 		return err
 	}
 	s.warnExpired(ctx, "exchanges", func(i int) time.Time { return b.Exchanges[i].TS }, len(b.Exchanges))

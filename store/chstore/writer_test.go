@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -29,11 +32,14 @@ type call struct {
 // recorder stands in for the server's INSERT (no server runs in these
 // tests): it records each insert and fails the first ones as told.
 type recorder struct {
+	mu    sync.Mutex // Write inserts into several tables at once
 	calls []call
 	fail  []error
 }
 
 func (r *recorder) insert(_ context.Context, table string, cols []string, data []any, token string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if len(cols) != len(data) {
 		return fmt.Errorf("%d columns, %d slices", len(cols), len(data))
 	}
@@ -74,18 +80,20 @@ func TestWriteSplitsAndTokens(t *testing.T) {
 	if err := s.Write(context.Background(), corpus); err != nil {
 		t.Fatal(err)
 	}
-	var got []string
+	// The tables are written side by side, so only each table's own
+	// inserts have an order.
+	got := map[string][]string{}
 	for _, c := range r.calls {
-		got = append(got, fmt.Sprintf("%s=%d", c.token, c.rows))
+		got[c.table] = append(got[c.table], fmt.Sprintf("%s=%d", c.token, c.rows))
 	}
 	// Parts of at most MaxInsertRows (50) rows per table, each with its
 	// own token derived from the batch's; counted from the corpus, which
 	// is regenerated as the pipeline changes.
-	var want []string
+	want := map[string][]string{}
 	parts := func(table string, n int) {
 		for i := 0; n > 0; i++ {
 			k := min(n, 50)
-			want = append(want, fmt.Sprintf("tok:%s:%d=%d", table, i, k))
+			want[table] = append(want[table], fmt.Sprintf("tok:%s:%d=%d", table, i, k))
 			n -= k
 		}
 	}
@@ -96,7 +104,7 @@ func TestWriteSplitsAndTokens(t *testing.T) {
 	if len(corpus.Exchanges) <= 100 || len(corpus.Quarantine) == 0 {
 		t.Fatalf("the corpus (%d exchanges, %d quarantined) no longer makes three parts and a quarantine", len(corpus.Exchanges), len(corpus.Quarantine))
 	}
-	if strings.Join(got, " ") != strings.Join(want, " ") {
+	if !maps.EqualFunc(got, want, slices.Equal) {
 		t.Errorf("inserts:\n got %v\nwant %v", got, want)
 	}
 	if n := counter(s.m.rows.WithLabelValues("exchanges")); n != float64(len(corpus.Exchanges)) {
@@ -251,5 +259,70 @@ func TestServerBlocksOfOneInsertAreOnePart(t *testing.T) {
 	parts := count(t, s, "SELECT toUInt64(sum(max_block_number - min_block_number + 1)) FROM system.parts WHERE database = '"+db+"' AND table = 'exchanges' AND active")
 	if parts != 1 {
 		t.Errorf("%d parts of one insert in %d-row blocks, want 1", parts, blockRows)
+	}
+}
+
+// TestWriteOrdersStateAfterRows holds Write to the order a restart relies
+// on while the rows' tables are written side by side: the intents before
+// any row, the released events only after every row and waiting event of
+// the batch, the marks last; and a failed row insert stores neither.
+func TestWriteOrdersStateAfterRows(t *testing.T) {
+	corpus := loadCorpusBatch(t)
+	corpus.Token = "tok"
+	ref := schema.EventRef{Stream: "t/0", Offset: 3, EventID: "e-3"}
+	corpus.State = schema.State{
+		Saved:    []schema.SavedEvent{{EventRef: schema.EventRef{Stream: "t/0", Offset: 9, EventID: "e-9"}, TS: time.Now(), Data: []byte{1}}},
+		Released: []schema.EventRef{ref},
+		Streams:  []schema.StreamMark{{Stream: "t/0", Topic: "t", Next: 10, Low: 9}},
+	}
+	r := &recorder{}
+	s := testStore(t, r, prometheus.NewRegistry())
+	if err := s.Write(context.Background(), corpus); err != nil {
+		t.Fatal(err)
+	}
+	at := map[string][2]int{} // first and last insert of each table
+	for i, c := range r.calls {
+		span, ok := at[c.table]
+		if !ok {
+			span[0] = i
+		}
+		span[1] = i
+		at[c.table] = span
+	}
+	rows := []string{"exchanges", "exchange_bodies", "tool_annotations", "quarantine", "ingest_waiting"}
+	for _, table := range append(rows, "ingest_intents", "ingest_released", "ingest_streams") {
+		if _, ok := at[table]; !ok {
+			t.Fatalf("no insert into %s: %v", table, r.calls)
+		}
+	}
+	for _, table := range rows {
+		if at["ingest_intents"][1] > at[table][0] {
+			t.Errorf("%s written before the intents: %v", table, r.calls)
+		}
+		if at[table][1] > at["ingest_released"][0] {
+			t.Errorf("events released before %s was stored: %v", table, r.calls)
+		}
+	}
+	if last := len(r.calls) - 1; at["ingest_streams"] != [2]int{last, last} {
+		t.Errorf("the marks are not the last insert: %v", r.calls)
+	}
+
+	// The bodies fail for good: the write fails, and nothing of the state
+	// after the rows is stored.
+	r2 := &recorder{}
+	s2 := testStore(t, r2, prometheus.NewRegistry())
+	s2.insert = func(ctx context.Context, table string, cols []string, data []any, token string) error {
+		if table == "exchange_bodies" {
+			return &clickhouse.Exception{Code: 60, Message: "Unknown table"}
+		}
+		return r2.insert(ctx, table, cols, data, token)
+	}
+	if err := s2.Write(context.Background(), corpus); err == nil {
+		t.Fatal("a write whose bodies failed succeeded")
+	}
+	for _, c := range r2.calls {
+		if c.table == "ingest_released" || c.table == "ingest_streams" {
+			t.Errorf("%s stored although the bodies failed: %v", c.table, r2.calls)
+		}
 	}
 }
