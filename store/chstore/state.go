@@ -229,18 +229,9 @@ func (s *Store) loadWaiting(ctx context.Context, m schema.StreamMark) ([]schema.
 	return out, nil
 }
 
-// writeSaved stores a batch's newly waiting events (beside its rows:
-// Write). Each insert carries the batch's deduplication token like the
-// rows.
-func (s *Store) writeSaved(ctx context.Context, token string, saved []schema.SavedEvent) error {
-	return s.writeTable(ctx, token, "ingest_waiting", waitingColumns, len(saved), func(lo, hi int) []any {
-		return waitingColumnsOf(saved[lo:hi])
-	})
-}
-
 // writeMarks stores the rest of a batch's state change after its rows and
-// waiting events: the released events, then the marks, so that a mark is
-// never stored before what it counts as handled.
+// newly waiting events (Write): the released events, then the marks, so
+// that a mark is never stored before what it counts as handled.
 func (s *Store) writeMarks(ctx context.Context, token string, st *schema.State) error {
 	if len(st.Released) > 0 {
 		if err := s.writeTable(ctx, token, "ingest_released", releasedColumns, len(st.Released), func(lo, hi int) []any {

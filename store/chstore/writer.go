@@ -56,35 +56,22 @@ func (s *Store) Write(ctx context.Context, b *schema.Batch) error {
 		return err
 	}
 	g, gctx := errgroup.WithContext(ctx)
-	if len(b.Exchanges) > 0 {
-		g.Go(func() error {
-			return s.writeTable(gctx, b.Token, "exchanges", schema.ExchangeColumns, len(b.Exchanges), func(lo, hi int) []any {
-				cols, unknown := exchangeColumns(b.Exchanges[lo:hi])
-				if unknown > 0 {
-					s.log.Warn().Int("values", unknown).Msg("enum values unknown to the schema stored as ''; a newer classifier needs a migration")
-				}
-				return cols
-			})
-		})
+	beside := func(table string, cols []string, n int, encode func(lo, hi int) []any) {
+		if n > 0 {
+			g.Go(func() error { return s.writeTable(gctx, b.Token, table, cols, n, encode) })
+		}
 	}
-	if len(b.Bodies) > 0 {
-		g.Go(func() error {
-			return s.writeTable(gctx, b.Token, "exchange_bodies", schema.BodyColumns, len(b.Bodies), func(lo, hi int) []any { return bodyColumns(b.Bodies[lo:hi]) })
-		})
-	}
-	if len(b.Annotations) > 0 {
-		g.Go(func() error {
-			return s.writeTable(gctx, b.Token, "tool_annotations", schema.AnnotationColumns, len(b.Annotations), func(lo, hi int) []any { return annotationColumns(b.Annotations[lo:hi]) })
-		})
-	}
-	if len(b.Quarantine) > 0 {
-		g.Go(func() error {
-			return s.writeTable(gctx, b.Token, "quarantine", schema.QuarantineColumns, len(b.Quarantine), func(lo, hi int) []any { return quarantineColumns(b.Quarantine[lo:hi]) })
-		})
-	}
-	if len(b.State.Saved) > 0 {
-		g.Go(func() error { return s.writeSaved(gctx, b.Token, b.State.Saved) })
-	}
+	beside("exchanges", schema.ExchangeColumns, len(b.Exchanges), func(lo, hi int) []any {
+		cols, unknown := exchangeColumns(b.Exchanges[lo:hi])
+		if unknown > 0 {
+			s.log.Warn().Int("values", unknown).Msg("enum values unknown to the schema stored as ''; a newer classifier needs a migration")
+		}
+		return cols
+	})
+	beside("exchange_bodies", schema.BodyColumns, len(b.Bodies), func(lo, hi int) []any { return bodyColumns(b.Bodies[lo:hi]) })
+	beside("tool_annotations", schema.AnnotationColumns, len(b.Annotations), func(lo, hi int) []any { return annotationColumns(b.Annotations[lo:hi]) })
+	beside("quarantine", schema.QuarantineColumns, len(b.Quarantine), func(lo, hi int) []any { return quarantineColumns(b.Quarantine[lo:hi]) })
+	beside("ingest_waiting", waitingColumns, len(b.State.Saved), func(lo, hi int) []any { return waitingColumnsOf(b.State.Saved[lo:hi]) })
 	if err := g.Wait(); err != nil {
 		return err
 	}

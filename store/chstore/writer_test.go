@@ -269,10 +269,9 @@ func TestServerBlocksOfOneInsertAreOnePart(t *testing.T) {
 func TestWriteOrdersStateAfterRows(t *testing.T) {
 	corpus := loadCorpusBatch(t)
 	corpus.Token = "tok"
-	ref := schema.EventRef{Stream: "t/0", Offset: 3, EventID: "e-3"}
 	corpus.State = schema.State{
 		Saved:    []schema.SavedEvent{{EventRef: schema.EventRef{Stream: "t/0", Offset: 9, EventID: "e-9"}, TS: time.Now(), Data: []byte{1}}},
-		Released: []schema.EventRef{ref},
+		Released: []schema.EventRef{{Stream: "t/0", Offset: 3, EventID: "e-3"}},
 		Streams:  []schema.StreamMark{{Stream: "t/0", Topic: "t", Next: 10, Low: 9}},
 	}
 	r := &recorder{}
