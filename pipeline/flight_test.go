@@ -271,7 +271,9 @@ func TestSinkBlockedSeconds(t *testing.T) {
 	if sink.writes < 3 {
 		t.Fatalf("%d writes, want at least 3", sink.writes)
 	}
-	if blocked <= 0 || blocked > wrote {
-		t.Errorf("blocked %.3f s with %d writes taking %.3f s: want more than 0, at most the writes' time", blocked, sink.writes, wrote)
+	// The loop's wait also spans the hand-over after a write's own
+	// timing stops: a few milliseconds more under load, never a batch.
+	if blocked <= 0 || blocked > wrote+0.05 {
+		t.Errorf("blocked %.3f s with %d writes taking %.3f s: want more than 0, at most the writes' time (+50 ms of hand-over)", blocked, sink.writes, wrote)
 	}
 }
