@@ -37,6 +37,14 @@ type Config struct {
 	// advances with the wall clock so that the last exchanges of a burst
 	// are released. Default 5s.
 	IdleAdvance time.Duration
+	// StateHold is how many flushes an event may wait before it is saved
+	// in a StateSink's state. Until then the committed offset waits at it
+	// and the stream's mark lists it as held, so a restart re-reads it
+	// instead of loading it: most requests are answered within a flush or
+	// two, and then never cost a saved row and its release. 0 saves every
+	// waiting event at the first flush. A final flush (stop, rebalance)
+	// saves all. Default 4.
+	StateHold int
 	// MetricsMaxServers caps the distinct server label values of the
 	// per-server metrics; exchanges of servers seen after the cap is
 	// reached are counted as server="_other". Default 100.
@@ -75,6 +83,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	})
 	fs.IntVar(&c.BatchSize, "batch-size", 10_000, "rows per sink write")
 	fs.DurationVar(&c.FlushInterval, "flush-interval", time.Second, "longest time a finished exchange waits before it is written")
+	fs.IntVar(&c.StateHold, "state-hold", 4, "flushes an event waiting for its other half stays out of the stored state: the commit waits for it instead, and a restart re-reads it (0: save it at the first flush)")
 	fs.DurationVar(&c.RetryMin, "retry-min", 200*time.Millisecond, "first backoff after a failed sink write")
 	fs.DurationVar(&c.RetryMax, "retry-max", 30*time.Second, "longest backoff between failed sink writes")
 	fs.DurationVar(&c.GiveUp, "give-up-after", 2*time.Minute, "how long sink writes may keep failing with an error the store says no retry can pass (a missing database or table, a user without the right) before ingest stops with it, uncommitted; outages are retried for as long as they last")
@@ -104,6 +113,9 @@ func (c *Config) Validate() error {
 	pos("shutdown-timeout", c.ShutdownTimeout > 0)
 	pos("idle-advance", c.IdleAdvance > 0)
 	pos("metrics-max-servers", c.MetricsMaxServers > 0)
+	if c.StateHold < 0 {
+		errs = append(errs, errors.New("state-hold must not be negative"))
+	}
 	if c.RetryMax < c.RetryMin {
 		errs = append(errs, errors.New("retry-max must be at least retry-min"))
 	}

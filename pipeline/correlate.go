@@ -63,6 +63,7 @@ type half struct {
 	next  *half // the next half waiting under the same key
 	index int32 // in st.pending
 	saved bool  // held in the sink's state (see state.go)
+	holds uint8 // flushes it waited unsaved (see Config.StateHold)
 	// req and reqAny are a request half's hashed request key and, when
 	// session-less, its anyClientKey (mergeSet.pendingKeys), counted in
 	// merging.pending while it waits, so that a cancel naming it waits too.

@@ -62,6 +62,14 @@ type Engine struct {
 	savedPos  []Position
 	marked    map[string]int64
 	skipBelow map[string]int64
+	// markedHeld is each stream's held offsets as its stored mark lists
+	// them; reread, of a stream resumed from a mark that held events,
+	// those it reads again; heldHalves and heldObs are the waiting events
+	// not saved yet (Config.StateHold).
+	markedHeld map[string][]int64
+	reread     map[string]*rereadList
+	heldHalves []*half
+	heldObs    []*observation
 	// unsure holds, per stream resumed from a state whose last batch may
 	// be stored without its marks, the offset below which the rows formed
 	// may be stored already ([schema.StreamState.Unsure]).
@@ -101,18 +109,20 @@ func New(cfg Config, d Deps) (*Engine, error) {
 	corr.now = d.Now
 	e := &Engine{
 		cfg: cfg, d: d, m: newMetrics(d.Registerer, cfg.MetricsMaxServers),
-		dec:       NewDecoder(),
-		dedupe:    newDedupe(cfg.Dedupe),
-		redactor:  red,
-		corr:      corr,
-		ann:       ann,
-		chains:    newChains(cfg.Chains, ann),
-		clients:   newClients(cfg.Clients),
-		offsets:   newOffsets(),
-		marked:    map[string]int64{},
-		skipBelow: map[string]int64{},
-		unsure:    map[string]int64{},
-		waiting:   newOffsets(),
+		dec:        NewDecoder(),
+		dedupe:     newDedupe(cfg.Dedupe),
+		redactor:   red,
+		corr:       corr,
+		ann:        ann,
+		chains:     newChains(cfg.Chains, ann),
+		clients:    newClients(cfg.Clients),
+		offsets:    newOffsets(),
+		marked:     map[string]int64{},
+		skipBelow:  map[string]int64{},
+		unsure:     map[string]int64{},
+		markedHeld: map[string][]int64{},
+		reread:     map[string]*rereadList{},
+		waiting:    newOffsets(),
 	}
 	e.stateful, _ = d.Sink.(StateSink)
 	corr.track = e.stateful != nil
@@ -184,7 +194,7 @@ func (e *Engine) loop(ctx context.Context, msgs <-chan Message, fetchErr <-chan 
 	onTick := func() error {
 		e.corr.AdvanceIdle(e.cfg.IdleAdvance)
 		e.corr.Release(false, e.emit)
-		if err := e.flush(ctx); err != nil {
+		if err := e.flush(ctx, false); err != nil {
 			return err
 		}
 		// The next batch gets a whole interval after this write:
@@ -242,7 +252,7 @@ func (e *Engine) loop(ctx context.Context, msgs <-chan Message, fetchErr <-chan 
 			e.handle(m)
 			m.Release()
 			if e.batch.Len() >= e.cfg.BatchSize {
-				if err := e.flush(ctx); err != nil {
+				if err := e.flush(ctx, false); err != nil {
 					return e.stopAfter(err)
 				}
 			}
@@ -427,7 +437,7 @@ func cleanText(rec *schema.Exchange) {
 // writer of their own (see flight.go), after the batch before them is
 // stored, and commits the source up to the low watermark of what is
 // stored.
-func (e *Engine) flush(ctx context.Context) error {
+func (e *Engine) flush(ctx context.Context, final bool) error {
 	if err := e.await(ctx); err != nil {
 		return err
 	}
@@ -436,7 +446,7 @@ func (e *Engine) flush(ctx context.Context) error {
 	e.m.pendingBytes.Set(float64(bytes))
 	e.m.mergeWaiting.Set(float64(e.corr.merging.Len()))
 	if e.stateful != nil {
-		e.savedPos = append(e.savedPos, e.collectState()...)
+		e.savedPos = append(e.savedPos, e.collectState(final)...)
 	}
 	if e.batch.Len() > 0 || !e.state.Empty() {
 		e.batch.Token = schema.BatchToken(e.covered())

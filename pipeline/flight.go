@@ -139,7 +139,7 @@ func (e *Engine) await(ctx context.Context) error {
 // drain stores everything complete and commits: the batch in flight, then
 // the current one.
 func (e *Engine) drain(ctx context.Context) error {
-	if err := e.flush(ctx); err != nil {
+	if err := e.flush(ctx, true); err != nil {
 		return err
 	}
 	if err := e.await(ctx); err != nil {

@@ -20,6 +20,7 @@ type observation struct {
 	saved     []bool          // per position: held in the sink's state
 	evs       []*schema.Event // per position: the event read there
 	emitted   bool            // released in a batch
+	holds     uint8           // flushes it waited unsaved (see Config.StateHold)
 	ts        time.Time       // request time (response time for an orphan)
 	result    classify.Result
 	evicted   bool   // NO_RESPONSE because pending state was full

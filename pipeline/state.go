@@ -99,51 +99,101 @@ func decodeSaved(data []byte) (ev *schema.Event, err error) {
 	return p.unpack(), nil
 }
 
-// collectState adds to e.state the events that started waiting since the
-// last write and the streams' marks, and returns the positions it saved:
-// they are done once the batch that carries them is stored.
-func (e *Engine) collectState() []Position {
+// collectState adds to e.state the events to save and the streams' marks,
+// and returns the positions it saved: they are done once the batch that
+// carries them is stored. An event is saved once it has waited through
+// Config.StateHold flushes (all of them when final); until then it stays
+// in flight, so the commit waits at it, and its stream's mark lists it as
+// held: a restart re-reads it rather than skipping it.
+func (e *Engine) collectState(final bool) []Position {
 	var saved []Position
-	for _, h := range e.corr.takeFresh() {
-		if h.index < 0 || h.saved { // no longer waiting, or saved already
-			continue
-		}
-		h.saved = true
-		e.state.Saved = append(e.state.Saved, schema.SavedEvent{
-			EventRef: schema.EventRef{Stream: h.st.pos.Stream, Offset: h.off, EventID: h.ev.eventID()},
-			TS:       time.Unix(0, h.ts).UTC(), Data: e.saveEnc.encode(h.ev),
-		})
-		saved = append(saved, h.pos())
-		e.waiting.Consumed(h.pos())
+	held := map[string][]int64{}
+	// A message of another format may carry several events, some stored
+	// already: held, it could only be read again whole.
+	limit := e.cfg.StateHold
+	if e.d.Format != nil {
+		limit = 0
 	}
-	for _, o := range e.corr.takeFreshObservations() {
-		if o.emitted {
-			continue
+	hold := func(holds *uint8) bool {
+		if final || int(*holds) >= limit {
+			return false
 		}
-		for i, p := range o.positions {
-			if o.saved[i] {
+		*holds++
+		return true
+	}
+	halves := e.heldHalves[:0]
+	for _, list := range [2][]*half{e.heldHalves, e.corr.takeFresh()} {
+		for _, h := range list {
+			if h.index < 0 || h.saved { // no longer waiting, or saved already
 				continue
 			}
-			o.saved[i] = true
-			ev := o.eventAt(i)
+			if hold(&h.holds) {
+				halves = append(halves, h)
+				held[h.st.pos.Stream] = append(held[h.st.pos.Stream], h.off)
+				continue
+			}
+			h.saved = true
 			e.state.Saved = append(e.state.Saved, schema.SavedEvent{
-				EventRef: schema.EventRef{Stream: p.Stream, Offset: p.Offset, EventID: ev.EventID}, TS: ev.TS, Data: e.saveEnc.encode(pack(ev)),
+				EventRef: schema.EventRef{Stream: h.st.pos.Stream, Offset: h.off, EventID: h.ev.eventID()},
+				TS:       time.Unix(0, h.ts).UTC(), Data: e.saveEnc.encode(h.ev),
 			})
-			saved = append(saved, p)
-			e.waiting.Consumed(p)
+			saved = append(saved, h.pos())
+			e.waiting.Consumed(h.pos())
 		}
 	}
-	for _, st := range e.corr.order {
-		next := e.offsets.Next(st.pos.Stream)
-		if m, ok := e.marked[st.pos.Stream]; ok && next <= m {
-			continue // not read in this run, or not since the last mark
+	clear(halves[len(halves):cap(halves)]) // no pointers kept past their time
+	e.heldHalves = halves
+	obs := e.heldObs[:0]
+	for _, list := range [2][]*observation{e.heldObs, e.corr.takeFreshObservations()} {
+		for _, o := range list {
+			if o.emitted || !slices.Contains(o.saved, false) {
+				continue
+			}
+			if hold(&o.holds) {
+				obs = append(obs, o)
+				for i, p := range o.positions {
+					if !o.saved[i] {
+						held[p.Stream] = append(held[p.Stream], p.Offset)
+					}
+				}
+				continue
+			}
+			for i, p := range o.positions {
+				if o.saved[i] {
+					continue
+				}
+				o.saved[i] = true
+				ev := o.eventAt(i)
+				e.state.Saved = append(e.state.Saved, schema.SavedEvent{
+					EventRef: schema.EventRef{Stream: p.Stream, Offset: p.Offset, EventID: ev.EventID}, TS: ev.TS, Data: e.saveEnc.encode(pack(ev)),
+				})
+				saved = append(saved, p)
+				e.waiting.Consumed(p)
+			}
 		}
-		low, ok := e.waiting.Oldest(st.pos.Stream)
+	}
+	clear(obs[len(obs):cap(obs)])
+	e.heldObs = obs
+	for _, st := range e.corr.order {
+		name := st.pos.Stream
+		next := e.offsets.Next(name)
+		// Held events of the last run not yet read again stay held.
+		h := append(held[name], e.reread[name].rest()...)
+		slices.Sort(h)
+		h = slices.Compact(h) // one event, two observers' records
+		m, ok := e.marked[name]
+		if ok && next <= m && slices.Equal(h, e.markedHeld[name]) {
+			continue // not read in this run, or nothing changed since the last mark
+		}
+		if ok {
+			next = max(next, m) // a stream not read again yet keeps its mark
+		}
+		low, ok := e.waiting.Oldest(name)
 		if !ok {
 			low = next
 		}
 		e.state.Streams = append(e.state.Streams, schema.StreamMark{
-			Stream: st.pos.Stream, Topic: st.pos.Topic, Partition: st.pos.Partition, Next: next, Low: low, MaxTS: st.maxTS,
+			Stream: name, Topic: st.pos.Topic, Partition: st.pos.Partition, Next: next, Low: low, MaxTS: st.maxTS, Held: h,
 		})
 	}
 	return saved
@@ -153,6 +203,7 @@ func (e *Engine) collectState() []Position {
 func (e *Engine) stateWritten(st *schema.State) {
 	for _, m := range st.Streams {
 		e.marked[m.Stream] = m.Next
+		e.markedHeld[m.Stream] = m.Held
 	}
 }
 
@@ -179,11 +230,20 @@ func (e *Engine) resume(ctx context.Context, streams []string) error {
 		}
 		backoff = min(backoff*2, e.cfg.RetryMax)
 	}
-	waiting := 0
+	waiting, reread := 0, 0
 	for _, s := range states {
 		pos := Position{Stream: s.Mark.Stream, Topic: s.Mark.Topic, Partition: s.Mark.Partition, Offset: s.Mark.Next}
 		e.marked[pos.Stream] = s.Mark.Next
 		e.skipBelow[pos.Stream] = s.Mark.Next
+		held := rereadOf(s)
+		e.markedHeld[pos.Stream] = held
+		if len(held) > 0 {
+			e.reread[pos.Stream] = &rereadList{offs: held}
+			// A mark is stored after its batch's rows: on a store without
+			// transactions across tables a newer batch may have stored a
+			// held event's exchange and not yet its marks.
+			e.unsure[pos.Stream] = s.Mark.Next
+		}
 		if s.Unsure > s.Mark.Next {
 			e.unsure[pos.Stream] = s.Unsure
 			e.d.Logger.Info().Str("stream", pos.Stream).Int64("mark", s.Mark.Next).Int64("unsure_until", s.Unsure).
@@ -207,26 +267,78 @@ func (e *Engine) resume(ctx context.Context, streams []string) error {
 			e.waiting.Consumed(p)
 			waiting++
 		}
+		reread += len(held)
 	}
 	e.corr.takeFresh()
 	e.corr.takeFreshObservations()
-	e.d.Logger.Info().Int("streams", len(states)).Int("waiting", waiting).Msg("resumed from the ingest state")
+	e.d.Logger.Info().Int("streams", len(states)).Int("waiting", waiting).Int("held", reread).Msg("resumed from the ingest state; held events are read again")
 	return nil
 }
 
-// replayed says whether m is before its stream's mark: handled before a
-// restart (stored, or in the state), delivered again because the source's
-// commit lagged the store's. The first message of a stream with a mark
-// lets the source commit up to the mark.
+// rereadList is a resumed stream's held offsets (StreamMark.Held), the
+// events before its mark that a restart reads again; from i on they are
+// not yet delivered.
+type rereadList struct {
+	offs []int64
+	i    int
+}
+
+// rest is what is still to be read again.
+func (r *rereadList) rest() []int64 {
+	if r == nil {
+		return nil
+	}
+	return r.offs[r.i:]
+}
+
+// rereadOf returns a resumed stream's held offsets less those also saved
+// (a batch that saved them may be stored without its marks): the saved
+// copy is what resumes.
+func rereadOf(s schema.StreamState) []int64 {
+	if len(s.Mark.Held) == 0 {
+		return nil
+	}
+	saved := make(map[int64]bool, len(s.Saved))
+	for _, sv := range s.Saved {
+		saved[sv.Offset] = true
+	}
+	held := slices.Clone(s.Mark.Held)
+	slices.Sort(held)
+	held = slices.Compact(held)
+	return slices.DeleteFunc(held, func(off int64) bool { return saved[off] || off >= s.Mark.Next })
+}
+
+// replayed says whether m is before its stream's mark and not held by it:
+// handled before a restart (stored, or in the state), delivered again
+// because the source's commit lagged the store's. A held event is read
+// again. Each message of a stream with a mark lets the source commit up
+// to the next held event still to come, or to the mark.
 func (e *Engine) replayed(m Message) bool {
 	next, ok := e.skipBelow[m.Pos.Stream]
 	if !ok {
 		return false
 	}
+	off := m.Pos.Offset
+	again := false
+	if r := e.reread[m.Pos.Stream]; r != nil && r.i < len(r.offs) {
+		// Offsets come in order; a held one passed without being
+		// delivered is gone from the source (retention) and is not waited
+		// for.
+		i, found := slices.BinarySearch(r.offs[r.i:], off)
+		again = found
+		r.i += i
+		if found {
+			r.i++
+			e.counts.reread.Add(1)
+		}
+		if r.i < len(r.offs) {
+			next = min(next, r.offs[r.i])
+		}
+	}
 	p := m.Pos
 	p.Offset = next
 	e.offsets.Resume(p)
-	return m.Pos.Offset < next
+	return !again && off < e.skipBelow[m.Pos.Stream]
 }
 
 // reassign follows a rebalance of an Assigner's group. The same streams
@@ -276,6 +388,9 @@ func (e *Engine) forgetStreams() {
 	e.offsets = newOffsets()
 	e.waiting = newOffsets()
 	clear(e.marked)
+	clear(e.markedHeld)
 	clear(e.skipBelow)
+	clear(e.reread)
 	clear(e.unsure)
+	e.heldHalves, e.heldObs = nil, nil
 }

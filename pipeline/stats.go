@@ -19,6 +19,9 @@ type Stats struct {
 	Quarantined int64 // undecodable lines, stored with position and reason
 	// Evicted counts halves emitted alone because pending state was full.
 	Evicted int64
+	// Reread counts events before a resumed stream's mark read again
+	// because the mark held them (Config.StateHold); they are in Events.
+	Reread int64
 	// Exchanges counts emitted exchange records by outcome; Stored counts
 	// those the sink has acknowledged.
 	Exchanges map[classify.Outcome]int64
@@ -37,7 +40,7 @@ func (s Stats) TotalExchanges() int64 {
 // counters are an Engine's Stats as they grow: written by the engine's
 // loop, read by Stats from any goroutine.
 type counters struct {
-	accepted, duplicates, quarantined, evicted, stored atomic.Int64
+	accepted, duplicates, quarantined, evicted, stored, reread atomic.Int64
 
 	mu        sync.Mutex
 	exchanges map[classify.Outcome]int64
@@ -61,6 +64,7 @@ func (e *Engine) Stats() Stats {
 		Duplicates:  c.duplicates.Load(),
 		Quarantined: c.quarantined.Load(),
 		Evicted:     c.evicted.Load(),
+		Reread:      c.reread.Load(),
 		Stored:      c.stored.Load(),
 	}
 	s.Events = s.Accepted + s.Duplicates + s.Quarantined

@@ -154,54 +154,74 @@ func TestTornBatchStoredOnce(t *testing.T) {
 		return out
 	}
 
-	for _, dieAt := range []int{1, 3, 11, 25} {
-		t.Run(fmt.Sprintf("killed in write %d", dieAt), func(t *testing.T) {
-			cfg := testConfig()
-			cfg.BatchSize, cfg.ShutdownTimeout = 150, 50*time.Millisecond
-			sink := &tornSink{memStateSink: newMemStateSink(), dieAt: dieAt, intents: map[string]schema.StreamMark{}, held: map[string]bool{}}
-			ctx, cancel := context.WithCancel(context.Background())
-			sink.died = cancel
-			src := &assignSource{script: script(nil), committed: map[string]int64{}}
-			e, err := New(cfg, Deps{Source: src, Sink: sink, Logger: zerolog.Nop()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			_ = e.Run(ctx) // fails: its last flush finds the store gone
-			if !sink.dead {
-				t.Fatalf("the run ended after %d writes, before write %d", sink.writes, dieAt)
-			}
-
-			sink.mu.Lock()
-			sink.dead, sink.dieAt = false, 0
-			sink.mu.Unlock()
-			again := &assignSource{script: script(src.committed), committed: map[string]int64{}}
-			// The first run's short shutdown timeout ends it soon after the
-			// store died; the second must finish whatever the machine's load.
-			cfg.ShutdownTimeout = 30 * time.Second
-			e, err = New(cfg, Deps{Source: again, Sink: sink, Logger: zerolog.Nop()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := e.Run(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-
-			if sink.skipped == 0 {
-				t.Error("no row of the unfinished batch was formed again: the kill fell where it proves nothing")
-			}
-			storedOnceAsUninterrupted(t, c.Lines, sink.exchanges)
-			quarantined := map[string]int{}
-			for _, q := range sink.quar {
-				quarantined[q.Position]++
-			}
-			if n := len(streams[0]) + len(streams[1]) - len(c.Lines); len(quarantined) != n {
-				t.Errorf("%d poison lines quarantined, want %d", len(quarantined), n)
-			}
-			for pos, n := range quarantined {
-				if n != 1 {
-					t.Errorf("%s quarantined %d times", pos, n)
-				}
-			}
-		})
+	// With StateHold the marks hold the events that wait unsaved, and the
+	// next run reads them again: some of the kills must fall where it
+	// does, or the held path is not what this proves.
+	for _, hold := range []int{0, 2, 6} {
+		reread := int64(0)
+		for _, dieAt := range []int{1, 3, 11, 25} {
+			reread += tornRun(t, hold, dieAt, c.Lines, streams, script)
+		}
+		if hold > 0 && reread == 0 {
+			t.Errorf("state-hold %d: no held event was read again after a kill", hold)
+		}
+		if hold == 0 && reread != 0 {
+			t.Errorf("state-hold 0: %d events read again, want none (every waiting event is saved)", reread)
+		}
 	}
+}
+
+// tornRun is one kill of TestTornBatchStoredOnce; it returns how many held
+// events the second run read again.
+func tornRun(t *testing.T, hold, dieAt int, lines [][]byte, streams [2][]Message, script func(map[string]int64) []Message) (reread int64) {
+	t.Run(fmt.Sprintf("hold %d killed in write %d", hold, dieAt), func(t *testing.T) {
+		cfg := testConfig()
+		cfg.BatchSize, cfg.ShutdownTimeout, cfg.StateHold = 150, 50*time.Millisecond, hold
+		sink := &tornSink{memStateSink: newMemStateSink(), dieAt: dieAt, intents: map[string]schema.StreamMark{}, held: map[string]bool{}}
+		ctx, cancel := context.WithCancel(context.Background())
+		sink.died = cancel
+		src := &assignSource{script: script(nil), committed: map[string]int64{}}
+		e, err := New(cfg, Deps{Source: src, Sink: sink, Logger: zerolog.Nop()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = e.Run(ctx) // fails: its last flush finds the store gone
+		if !sink.dead {
+			t.Fatalf("the run ended after %d writes, before write %d", sink.writes, dieAt)
+		}
+
+		sink.mu.Lock()
+		sink.dead, sink.dieAt = false, 0
+		sink.mu.Unlock()
+		again := &assignSource{script: script(src.committed), committed: map[string]int64{}}
+		// The first run's short shutdown timeout ends it soon after the
+		// store died; the second must finish whatever the machine's load.
+		cfg.ShutdownTimeout = 30 * time.Second
+		e, err = New(cfg, Deps{Source: again, Sink: sink, Logger: zerolog.Nop()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		reread = e.Stats().Reread
+
+		if sink.skipped == 0 {
+			t.Error("no row of the unfinished batch was formed again: the kill fell where it proves nothing")
+		}
+		storedOnceAsUninterrupted(t, lines, sink.exchanges)
+		quarantined := map[string]int{}
+		for _, q := range sink.quar {
+			quarantined[q.Position]++
+		}
+		if n := len(streams[0]) + len(streams[1]) - len(lines); len(quarantined) != n {
+			t.Errorf("%d poison lines quarantined, want %d", len(quarantined), n)
+		}
+		for pos, n := range quarantined {
+			if n != 1 {
+				t.Errorf("%s quarantined %d times", pos, n)
+			}
+		}
+	})
+	return reread
 }

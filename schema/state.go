@@ -26,7 +26,8 @@ func (s *State) Empty() bool {
 }
 
 // StreamMark says that every event of Stream before Next is either in an
-// exchange stored by this or an earlier batch, or saved in the state.
+// exchange stored by this or an earlier batch, saved in the state, or
+// held (read again after a restart).
 type StreamMark struct {
 	Stream    string
 	Topic     string
@@ -40,6 +41,11 @@ type StreamMark struct {
 	// MaxTS is the newest event time seen on the stream (its watermark
 	// before lateness).
 	MaxTS time.Time
+	// Held are the offsets before Next of events neither stored nor saved
+	// yet, in ascending order: waiting for their other half, they hold
+	// the committed offset back, and a restart reads them again instead
+	// of skipping them (pipeline.Config.StateHold).
+	Held []int64
 }
 
 // EventRef names a saved event by where it was read and its event id (a

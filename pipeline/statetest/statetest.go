@@ -6,6 +6,7 @@ package statetest
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -202,5 +203,36 @@ func ReleasesOneEventOfAMessage(t *testing.T, st Store) {
 	if len(state) != 1 || state[0].Mark.Next != 7 || !state[0].Mark.MaxTS.Equal(ts) || len(state[0].Saved) != 1 ||
 		state[0].Saved[0].EventID != "b" || string(state[0].Saved[0].Data) != "b\x00\xff" {
 		t.Errorf("state %+v, want otel/0 at 7 with b waiting, its bytes as saved", state)
+	}
+}
+
+// KeepsHeldOffsets: a mark's held offsets come back as written, those of
+// the newest mark of a stream when its offset did not move, and none once
+// a mark holds none.
+func KeepsHeldOffsets(t *testing.T, st Store) {
+	ctx := context.Background()
+	store := st.Open(t)
+	defer store.Close()
+	ts := time.Now().UTC().Add(-time.Hour).Truncate(time.Millisecond)
+	load := func(want schema.StreamMark) {
+		t.Helper()
+		state, err := store.LoadState(ctx, []string{want.Stream})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(state) != 1 || state[0].Mark.Next != want.Next || !slices.Equal(state[0].Mark.Held, want.Held) {
+			t.Errorf("state %+v, want %s at %d holding %v", state, want.Stream, want.Next, want.Held)
+		}
+	}
+	mark := schema.StreamMark{Stream: "mcp/3", Topic: "mcp", Partition: 3, Next: 10, Low: 10, MaxTS: ts, Held: []int64{3, 8, 1 << 40}}
+	for i, m := range []schema.StreamMark{mark, {Stream: "mcp/3", Topic: "mcp", Partition: 3, Next: 10, Low: 10, MaxTS: ts, Held: []int64{8}},
+		{Stream: "mcp/3", Topic: "mcp", Partition: 3, Next: 12, Low: 12, MaxTS: ts}} {
+		// Apart in time: a store that keeps every mark orders those of
+		// one offset by when they were written (to the millisecond).
+		time.Sleep(5 * time.Millisecond)
+		if err := store.Write(ctx, &schema.Batch{Token: fmt.Sprintf("held-%d", i), State: schema.State{Streams: []schema.StreamMark{m}}}); err != nil {
+			t.Fatal(err)
+		}
+		load(m)
 	}
 }

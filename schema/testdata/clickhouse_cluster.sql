@@ -214,3 +214,6 @@ ALTER TABLE mcplens.exchanges_local ON CLUSTER 'mcplens_cluster' UPDATE retry_or
 WHERE retry_origin = '' OR (retry_origin = 'none' AND (retry_of != '' OR attempt > 1))
 SETTINGS mutations_sync = 0;
 
+-- migration ingest_held
+ALTER TABLE mcplens.ingest_streams ON CLUSTER 'mcplens_cluster' ADD COLUMN IF NOT EXISTS held Array(Int64) AFTER max_ts_ns;
+

@@ -198,3 +198,6 @@ ALTER TABLE mcplens.exchanges  UPDATE retry_origin = if(retry_of != '' OR attemp
 WHERE retry_origin = '' OR (retry_origin = 'none' AND (retry_of != '' OR attempt > 1))
 SETTINGS mutations_sync = 0;
 
+-- migration ingest_held
+ALTER TABLE mcplens.ingest_streams  ADD COLUMN IF NOT EXISTS held Array(Int64) AFTER max_ts_ns;
+

@@ -141,3 +141,6 @@ WHERE json_type(response_headers) = 'VARCHAR';
 UPDATE exchanges SET retry_origin = CASE WHEN retry_of <> '' OR attempt > 1 THEN 'unknown' ELSE 'none' END
 WHERE retry_origin = '' OR (retry_origin = 'none' AND (retry_of <> '' OR attempt > 1));
 
+-- migration ingest_held
+ALTER TABLE ingest_streams ADD COLUMN IF NOT EXISTS held BIGINT[] DEFAULT [];
+

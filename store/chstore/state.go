@@ -34,7 +34,7 @@ const halfSpan = 15 * time.Minute
 
 // State columns, in the order of the inserts (defaults fill written_at).
 var (
-	streamColumns   = []string{"stream", "topic", "part", "next_offset", "low_offset", "max_ts_ns"}
+	streamColumns   = []string{"stream", "topic", "part", "next_offset", "low_offset", "max_ts_ns", "held"}
 	intentColumns   = []string{"stream", "topic", "part", "next_offset"}
 	waitingColumns  = []string{"stream", "stream_offset", "event_id", "ts", "event"}
 	releasedColumns = []string{"stream", "stream_offset", "event_id"}
@@ -63,8 +63,11 @@ func (s *Store) LoadState(ctx context.Context, streams []string) ([]schema.Strea
 		var m schema.StreamMark
 		var part int32
 		var maxNS int64
-		if err := rows.Scan(&m.Stream, &m.Topic, &part, &m.Next, &m.Low, &maxNS); err != nil {
+		if err := rows.Scan(&m.Stream, &m.Topic, &part, &m.Next, &m.Low, &maxNS, &m.Held); err != nil {
 			return nil, fmt.Errorf("load ingest marks: %w", err)
+		}
+		if len(m.Held) == 0 {
+			m.Held = nil
 		}
 		m.Partition = int(part)
 		if maxNS != 0 {
@@ -270,13 +273,18 @@ func streamColumnsOf(rows []schema.StreamMark) []any {
 	n := len(rows)
 	stream, topic, part := make([]string, n), make([]string, n), make([]int32, n)
 	next, low, maxTS := make([]int64, n), make([]int64, n), make([]int64, n)
+	held := make([][]int64, n)
 	for i, m := range rows {
 		stream[i], topic[i], part[i], next[i], low[i] = m.Stream, m.Topic, int32(m.Partition), m.Next, m.Low //nolint:gosec // G115: Kafka partitions are int32
 		if !m.MaxTS.IsZero() {
 			maxTS[i] = m.MaxTS.UnixNano()
 		}
+		held[i] = m.Held
+		if held[i] == nil {
+			held[i] = []int64{}
+		}
 	}
-	return []any{stream, topic, part, next, low, maxTS}
+	return []any{stream, topic, part, next, low, maxTS, held}
 }
 
 // withoutStoredHalves returns b less its halves (an orphan response, a

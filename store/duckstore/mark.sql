@@ -1,8 +1,9 @@
 -- Records how far a stream is handled (one row per stream).
-INSERT INTO ingest_streams (stream, topic, part, next_offset, max_ts_ns)
-VALUES ($stream, $topic, $part, $next, $max_ts_ns)
+INSERT INTO ingest_streams (stream, topic, part, next_offset, max_ts_ns, held)
+VALUES ($stream, $topic, $part, $next, $max_ts_ns, $held)
 ON CONFLICT (stream) DO UPDATE SET
     topic = excluded.topic,
     part = excluded.part,
     next_offset = excluded.next_offset,
-    max_ts_ns = excluded.max_ts_ns;
+    max_ts_ns = excluded.max_ts_ns,
+    held = excluded.held;

@@ -39,10 +39,18 @@ func (s *Store) loadState(ctx context.Context) ([]schema.StreamState, error) {
 		var m schema.StreamMark
 		var part int32
 		var maxNS int64
-		if err := rows.Scan(&m.Stream, &m.Topic, &part, &m.Next, &maxNS); err != nil {
+		var held []any
+		if err := rows.Scan(&m.Stream, &m.Topic, &part, &m.Next, &maxNS, &held); err != nil {
 			return nil, fmt.Errorf("load ingest streams of %q: %w", s.path, err)
 		}
 		m.Partition = int(part)
+		for _, h := range held {
+			off, ok := h.(int64)
+			if !ok {
+				return nil, fmt.Errorf("load ingest streams of %q: held offset %v of stream %q is %T", s.path, h, m.Stream, h)
+			}
+			m.Held = append(m.Held, off)
+		}
 		if maxNS != 0 {
 			m.MaxTS = time.Unix(0, maxNS).UTC()
 		}

@@ -54,3 +54,5 @@ func TestRestartsResumeFromState(t *testing.T) { statetest.RestartsResumeFromSta
 func TestStateReleasesOneEventOfAMessage(t *testing.T) {
 	statetest.ReleasesOneEventOfAMessage(t, stateStore(t))
 }
+
+func TestStateKeepsHeldOffsets(t *testing.T) { statetest.KeepsHeldOffsets(t, stateStore(t)) }

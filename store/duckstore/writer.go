@@ -262,7 +262,7 @@ func (w *writer) writeState(ctx context.Context, st *schema.State) error {
 	}
 	for _, m := range st.Streams {
 		if _, err := w.conn.ExecContext(ctx, markSQL, sql.Named("stream", m.Stream), sql.Named("topic", m.Topic),
-			sql.Named("part", int32(m.Partition)), sql.Named("next", m.Next), sql.Named("max_ts_ns", unixNano(m.MaxTS))); err != nil {
+			sql.Named("part", int32(m.Partition)), sql.Named("next", m.Next), sql.Named("max_ts_ns", unixNano(m.MaxTS)), sql.Named("held", heldOf(m))); err != nil {
 			return fmt.Errorf("record mark of stream %q: %w", m.Stream, err)
 		}
 	}
@@ -428,4 +428,13 @@ func (s *Store) prune(ctx context.Context) error {
 	}
 	s.opts.Logger.Info().Str("path", s.path).Int64("took_ms", time.Since(start).Milliseconds()).Msg("pruned rows past retention")
 	return nil
+}
+
+// heldOf is a mark's held offsets as the list column takes them (never
+// NULL).
+func heldOf(m schema.StreamMark) []int64 {
+	if m.Held == nil {
+		return []int64{}
+	}
+	return m.Held
 }
