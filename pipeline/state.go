@@ -277,7 +277,7 @@ func (e *Engine) resume(ctx context.Context, streams []string) error {
 
 // rereadList is a resumed stream's held offsets (StreamMark.Held), the
 // events before its mark that a restart reads again; from i on they are
-// not yet delivered.
+// not yet delivered (a stream whose held offsets all passed has none).
 type rereadList struct {
 	offs []int64
 	i    int
@@ -314,13 +314,12 @@ func rereadOf(s schema.StreamState) []int64 {
 // again. Each message of a stream with a mark lets the source commit up
 // to the next held event still to come, or to the mark.
 func (e *Engine) replayed(m Message) bool {
-	next, ok := e.skipBelow[m.Pos.Stream]
+	mark, ok := e.skipBelow[m.Pos.Stream]
 	if !ok {
 		return false
 	}
-	off := m.Pos.Offset
-	again := false
-	if r := e.reread[m.Pos.Stream]; r != nil && r.i < len(r.offs) {
+	off, commitTo, again := m.Pos.Offset, mark, false
+	if r := e.reread[m.Pos.Stream]; r != nil {
 		// Offsets come in order; a held one passed without being
 		// delivered is gone from the source (retention) and is not waited
 		// for.
@@ -332,13 +331,15 @@ func (e *Engine) replayed(m Message) bool {
 			e.counts.reread.Add(1)
 		}
 		if r.i < len(r.offs) {
-			next = min(next, r.offs[r.i])
+			commitTo = min(mark, r.offs[r.i])
+		} else {
+			delete(e.reread, m.Pos.Stream) // every held event passed
 		}
 	}
 	p := m.Pos
-	p.Offset = next
+	p.Offset = commitTo
 	e.offsets.Resume(p)
-	return !again && off < e.skipBelow[m.Pos.Stream]
+	return !again && off < mark
 }
 
 // reassign follows a rebalance of an Assigner's group. The same streams
