@@ -66,15 +66,24 @@ func (r *Redactor) secretValue(s string, colon int) (vs, ve int, ok bool) {
 	}
 	end := p - k
 	start := end
+	// The walk to the key's start also normalizes it (as normalizeKey),
+	// from its end into the end of buf: one pass instead of two.
+	var buf [maxSecretKeyLen]byte
+	n := 0
 	for start > 0 && end-start <= maxSecretKeyLen && isKeyByte(s[start-1]) {
 		start--
+		if c := s[start]; c != '_' && c != '-' {
+			if n < len(buf) {
+				buf[len(buf)-1-n] = lower(c)
+			}
+			n++
+		}
 	}
 	if k&(k+1) != 0 || start == end || start < k+1 || s[start-1] != '"' ||
 		strings.Count(s[start-1-k:start-1], `\`) != k {
 		return 0, 0, false
 	}
-	var buf [maxSecretKeyLen]byte
-	if n, ok := normalizeKey(buf[:], s[start:end]); !ok || !r.keys[string(buf[:n])] {
+	if !r.isNormalizedKey(buf[len(buf)-min(n, len(buf)):], n) {
 		return 0, 0, false
 	}
 	q := colon + 1
@@ -103,6 +112,20 @@ func (r *Redactor) secretValue(s string, colon int) (vs, ve int, ok bool) {
 		}
 	}
 	return 0, 0, false
+}
+
+// isKey reports whether k, normalized, is a secret key.
+func (r *Redactor) isKey(k string) bool {
+	var buf [maxSecretKeyLen]byte
+	n, ok := normalizeKey(buf[:], k)
+	return ok && r.isNormalizedKey(buf[:n], n)
+}
+
+// isNormalizedKey reports whether norm, a key's first n normalized bytes
+// (all of them unless n is over maxSecretKeyLen), is a secret key; the
+// length and the first byte rule out most keys without a map lookup.
+func (r *Redactor) isNormalizedKey(norm []byte, n int) bool {
+	return n > 0 && n <= maxSecretKeyLen && r.keyLens&(1<<n) != 0 && r.keyFirst[norm[0]] && r.keys[string(norm)]
 }
 
 func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
@@ -136,8 +159,7 @@ func (r *Redactor) URL(u string) string {
 			b.WriteByte('&')
 		}
 		name, _, hasValue := strings.Cut(part, "=")
-		var buf [maxSecretKeyLen]byte
-		if n, ok := normalizeKey(buf[:], name); hasValue && ok && r.keys[string(buf[:n])] {
+		if hasValue && r.isKey(name) {
 			b.WriteString(name + "=" + Redacted)
 			continue
 		}

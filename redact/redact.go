@@ -90,8 +90,9 @@ var defaultRedactPatterns = []struct {
 	{`\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})`, Redacted,
 		[]anchor{{lit: "ghp_", at: 3}, {lit: "gho_", at: 3}, {lit: "ghu_", at: 3}, {lit: "ghs_", at: 3}, {lit: "ghr_", at: 3}, {lit: "github_pat_", at: 6}}},
 	{`\bxox[abpr]-[A-Za-z0-9-]{10,}`, Redacted, []anchor{{lit: "xox", at: 0}}},
-	{`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`, Redacted, []anchor{{lit: "AKIA", at: 1}, {lit: "ASIA", at: 1}}},
-	{`\bAIza[0-9A-Za-z_-]{35}`, Redacted, []anchor{{lit: "AIza", at: 2}}},
+	// AWS and Google keys share their first byte, so one pass finds both.
+	{`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`, Redacted, []anchor{{lit: "AKIA", at: 0}, {lit: "ASIA", at: 0}}},
+	{`\bAIza[0-9A-Za-z_-]{35}`, Redacted, []anchor{{lit: "AIza", at: 0}}},
 }
 
 // basicPattern finds HTTP Basic credentials in any letter case; a match
@@ -126,8 +127,12 @@ type anchoredHint struct {
 // a few substring scans. A Redactor is immutable and safe for concurrent
 // use; build it with [New].
 type Redactor struct {
-	headers     map[string]bool
-	keys        map[string]bool // normalized
+	headers map[string]bool
+	keys    map[string]bool // normalized
+	// keyLens and keyFirst are the lengths and first bytes of the
+	// normalized keys: most JSON keys fail them without a map lookup.
+	keyLens     uint64
+	keyFirst    [256]bool
 	patterns    []redactPattern
 	anchors     [256][]anchoredHint // by anchor byte, for patterns[:64]
 	anchorBytes []byte              // the distinct keys of anchors
@@ -156,6 +161,8 @@ func New(cfg Config) (*Redactor, error) {
 		var buf [maxSecretKeyLen]byte
 		if n, ok := normalizeKey(buf[:], k); ok {
 			r.keys[string(buf[:n])] = true
+			r.keyLens |= 1 << n
+			r.keyFirst[buf[0]] = true
 		}
 	}
 	for _, expr := range cfg.Patterns {
@@ -171,6 +178,9 @@ func New(cfg Config) (*Redactor, error) {
 	}
 	for i, p := range r.patterns[:min(len(r.patterns), 64)] {
 		for _, a := range p.anchors {
+			if len(a.lit) < 2 || a.fold && a.lit != strings.ToLower(a.lit) {
+				panic("redact: an anchor needs two bytes or more, a folded one in lower case: " + a.lit)
+			}
 			cs := []byte{a.lit[a.at]}
 			if a.fold {
 				cs = []byte{lower(a.lit[a.at]), lower(a.lit[a.at]) - 'a' + 'A'}
@@ -292,13 +302,19 @@ func (r *Redactor) scanAnchors(s string) uint64 {
 				break
 			}
 			i += j
-			for _, h := range r.anchors[c] {
+			hs := r.anchors[c]
+			for k := range hs {
+				h := &hs[k]
 				st := i - h.at
 				switch {
-				case st < 0 || st+len(h.lit) > len(s):
-				case h.fold && strings.EqualFold(s[st:st+len(h.lit)], h.lit):
-					found |= 1 << h.pat
-				case !h.fold && s[st] == h.lit[0] && strings.HasPrefix(s[st:], h.lit):
+				case st < 0 || st+len(h.lit) > len(s) || found&(1<<h.pat) != 0:
+				case h.fold:
+					// Every literal has two bytes or more: the second
+					// rules out most hits before the folded comparison.
+					if lower(s[st+1]) == h.lit[1] && strings.EqualFold(s[st:st+len(h.lit)], h.lit) {
+						found |= 1 << h.pat
+					}
+				case s[st:st+len(h.lit)] == h.lit:
 					found |= 1 << h.pat
 				}
 			}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/mcplens/mcplens/internal/loadgen"
 	"github.com/mcplens/mcplens/schema"
 )
 
@@ -50,6 +51,8 @@ func TestRedactBodies(t *testing.T) {
 		{"slack", `xoxb-123456789012-abcdefABCDEF`, `[REDACTED]`},
 		{"aws", `id=AKIAIOSFODNN7EXAMPLE;`, `id=[REDACTED];`},
 		{"google", `AIzaSyA-abcdefghijklmnopqrstuvwxyz01234`, `[REDACTED]`},
+		{"aws session", `A AB ASIAIOSFODNN7EXAMPLE`, `A AB [REDACTED]`},
+		{"aws and google after other A's", `AAA AIzaSyA-abcdefghijklmnopqrstuvwxyz01234 AKIAIOSFODNN7EXAMPLE`, `AAA [REDACTED] [REDACTED]`},
 		{"token in escaped JSON text", `{"text":"{\"k\":\"sk-abcdefghijklmnopqrstuvwxyz\"}"}`, `{"text":"{\"k\":\"[REDACTED]\"}"}`},
 		{"lower-case bearer in body text", `{"text":"authorization: bearer abcdefghijklmnop1234"}`,
 			`{"text":"authorization: bearer [REDACTED]"}`},
@@ -216,4 +219,50 @@ func TestRedactURL(t *testing.T) {
 	f("https://h/mcp?x=1&access-token=t0k", "https://h/mcp?x=1&access-token=[REDACTED]")
 	f("https://user:hunter2@h/mcp", "https://user:[REDACTED]@h/mcp")
 	f("https://h/mcp?sessionId=42", "https://h/mcp?sessionId=42")
+}
+
+// loadgenBodies returns the request and response bodies of calls that
+// internal/loadgen generates (the steady-state benchmark's traffic: JSON
+// and SSE bodies of 0.2-16 KiB, some with secrets).
+func loadgenBodies(b *testing.B, calls int) []string {
+	cfg := loadgen.DefaultConfig()
+	cfg.Calls, cfg.Seed, cfg.SecretShare = calls, 7, 0.02
+	g, err := loadgen.New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var bodies []string
+	for _, line := range g.Lines() {
+		var ev struct {
+			Req  string `json:"request_body"`
+			Resp string `json:"response_body"`
+		}
+		if json.Unmarshal(line, &ev) != nil {
+			continue
+		}
+		for _, s := range []string{ev.Req, ev.Resp} {
+			if s != "" {
+				bodies = append(bodies, s)
+			}
+		}
+	}
+	return bodies
+}
+
+// BenchmarkRedactLoadgen redacts production-shaped bodies (ns/op is per
+// body).
+func BenchmarkRedactLoadgen(b *testing.B) {
+	bodies := loadgenBodies(b, 3000)
+	r := newTestRedactor(b, Config{})
+	n := 0
+	for _, s := range bodies {
+		n += len(s)
+	}
+	b.SetBytes(int64(n / len(bodies)))
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		_ = r.Text(bodies[i%len(bodies)])
+		i++
+	}
 }
