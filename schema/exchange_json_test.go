@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,12 +14,12 @@ import (
 )
 
 // encodingJSON is the reference: what the stdout sink wrote before.
-func encodingJSON(t testing.TB, x *Exchange) []byte {
+func encodingJSON(t testing.TB, v any) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(x); err != nil {
+	if err := enc.Encode(v); err != nil {
 		t.Fatal(err)
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
@@ -109,6 +110,35 @@ func BenchmarkExchangeJSON(b *testing.B) {
 			if err := enc.Encode(&x); err != nil {
 				b.Fatal(err)
 			}
+		}
+	})
+}
+
+// TestAppendStringEveryOffset puts each byte that needs escaping (and
+// multi-byte and invalid sequences) at every offset of runs longer than
+// the eight-byte fast path, so a run skipped whole would show.
+func TestAppendStringEveryOffset(t *testing.T) {
+	specials := []string{"\"", "\\", "\x00", "\x1f", "\n", "\x7f", "\xff", "é", "\u2028", "\xe2\x80", "😀"}
+	for _, sp := range specials {
+		for n := 1; n <= 40; n++ {
+			for at := 0; at <= n; at++ {
+				s := strings.Repeat("a", at) + sp + strings.Repeat("Z", n-at)
+				if got, want := string(appendString(nil, s)), string(encodingJSON(t, s)); got != want {
+					t.Fatalf("appendString(%q) = %s, want %s", s, got, want)
+				}
+			}
+		}
+	}
+}
+
+func FuzzAppendString(f *testing.F) {
+	for _, s := range hostile {
+		f.Add(s)
+		f.Add(strings.Repeat(s+"abcdefgh", 3))
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := string(appendString(nil, s)), string(encodingJSON(t, s)); got != want {
+			t.Fatalf("appendString(%q) = %s, want %s", s, got, want)
 		}
 	})
 }
