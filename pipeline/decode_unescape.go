@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math/bits"
 	"unicode/utf16"
@@ -31,24 +32,32 @@ func unescapeJSON(out, s []byte) []byte {
 	const lo, hi = 0x0101010101010101, 0x8080808080808080
 	n, i := 0, 0
 	for i < len(s) {
-		// Copy eight bytes at a time up to the next backslash: the lowest
-		// byte the test flags is exactly the first backslash, and the bytes
-		// stored past it are overwritten next (n <= i, so out has room).
-		for i+8 <= len(s) {
+		// Copy up to the next backslash. Escapes close together (\" after
+		// \\, a string of \u escapes) are found in the next eight bytes,
+		// stored whole (the bytes past the backslash are overwritten next,
+		// and n <= i leaves out the room): the lowest byte the test flags
+		// is exactly the first backslash. Past those, JSON held in a JSON
+		// string has runs of tens of bytes between escapes, found and
+		// copied fastest by the vectorized search and copy.
+		found := false
+		if i+8 <= len(s) {
 			x := binary.LittleEndian.Uint64(s[i:])
-			y := x ^ (lo * '\\')
-			m := (y - lo) &^ y & hi
 			binary.LittleEndian.PutUint64(out[n:], x)
-			if m != 0 {
+			y := x ^ (lo * '\\')
+			if m := (y - lo) &^ y & hi; m != 0 {
 				k := bits.TrailingZeros64(m) / 8
-				i, n = i+k, n+k
-				break
+				i, n, found = i+k, n+k, true
+			} else {
+				i, n = i+8, n+8
 			}
-			i, n = i+8, n+8
 		}
-		for i < len(s) && s[i] != '\\' {
-			out[n] = s[i]
-			i, n = i+1, n+1
+		if !found {
+			j := bytes.IndexByte(s[i:], '\\')
+			if j < 0 {
+				j = len(s) - i
+			}
+			n += copy(out[n:], s[i:i+j])
+			i += j
 		}
 		if i+1 >= len(s) { // no escape, or a lone trailing backslash
 			n += copy(out[n:], s[i:])

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/valyala/fastjson"
@@ -26,6 +27,36 @@ func TestUnescape(t *testing.T) {
 	f(`lone \ud800 surrogate`, `lone \ud800 surrogate`)
 	f(`pair \ud800\u0041 mismatched`, "pair \uFFFD mismatched")
 	f(`trailing \`, `trailing \`)
+}
+
+// TestUnescapeEveryOffset puts each kind of escape at every offset of runs
+// shorter and longer than the eight bytes the search looks at first, and
+// two escapes at every distance, against fastjson.
+func TestUnescapeEveryOffset(t *testing.T) {
+	var p fastjson.Parser
+	check := func(s string) {
+		t.Helper()
+		v, err := p.Parse(`"` + s + `"`)
+		if err != nil {
+			t.Fatalf("fastjson refuses %q: %v", s, err)
+		}
+		want, _ := v.StringBytes()
+		if got := unescapeJSON(make([]byte, len(s)), []byte(s)); !bytes.Equal(got, want) {
+			t.Fatalf("unescapeJSON(%q) = %q, want %q", s, got, want)
+		}
+	}
+	escapes := []string{`\"`, `\\`, `\n`, `\/`, `\u00e9`, `\ud83d\ude00`, `\q`}
+	for _, e := range escapes {
+		for n := 0; n <= 40; n++ {
+			for at := 0; at <= n; at++ {
+				check(strings.Repeat("a", at) + e + strings.Repeat("b", n-at))
+				check(strings.Repeat("a", at) + e + strings.Repeat("b", n-at) + e)
+			}
+		}
+	}
+	if got := string(unescapeJSON(make([]byte, 20), []byte(`0123456789abcdefgh\`))); got != `0123456789abcdefgh\` {
+		t.Fatalf("a lone trailing backslash after a long run: %q", got)
+	}
 }
 
 // FuzzUnescape checks unescape against fastjson's own unescaping, whose
