@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 )
 
@@ -173,16 +174,28 @@ func isNumberByte(c byte) bool {
 // str scans a string's content after its opening quote, up to the first
 // quote not escaped by an odd run of backslashes; escapes are not checked
 // here (the unescaping keeps an invalid one as written, as fastjson does).
-// IndexByte per quote measured faster than looking at eight bytes at a time
-// for a quote or a backslash, even on JSON bodies inside JSON strings.
+// Searching eight bytes at a time all the way for a quote or a backslash
+// measured slower than IndexByte per quote, even on JSON bodies inside JSON
+// strings; the first eight bytes are looked at without a call (10% off the
+// line's scan on loadgen traffic).
 func (s *jscan) str() ([]byte, bool) {
 	b, start := s.b, s.i
 	for i := start; ; {
-		j := bytes.IndexByte(b[i:], '"')
+		// The next quote: within the next eight bytes (keys and short
+		// values end there) without a call, else by the vectorized search.
+		j := -1
+		if i+8 <= len(b) {
+			if k := indexIn8(binary.LittleEndian.Uint64(b[i:]), '"'); k < 8 {
+				j = i + k
+			} else if j = bytes.IndexByte(b[i+8:], '"'); j >= 0 {
+				j += i + 8
+			}
+		} else if j = bytes.IndexByte(b[i:], '"'); j >= 0 {
+			j += i
+		}
 		if j < 0 {
 			return nil, s.fail("no closing quote for the string")
 		}
-		j += i
 		k := j
 		for k > start && b[k-1] == '\\' {
 			k--

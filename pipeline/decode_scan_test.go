@@ -123,6 +123,18 @@ func TestScanMatchesFastjson(t *testing.T) {
 	for _, l := range genEventLines(200) {
 		sameAsFastjson(t, l)
 	}
+	// A string's end at every offset around the eight bytes looked at
+	// first: closing quotes, escaped quotes after runs of backslashes,
+	// and no closing quote at all.
+	for n := 0; n <= 20; n++ {
+		for at := 0; at <= n; at++ {
+			a, b := strings.Repeat("a", at), strings.Repeat("b", n-at)
+			for _, mid := range []string{``, `\"`, `\\`, `\\\"`, `\\\\`, `"`} {
+				sameAsFastjson(t, []byte(`{"`+a+mid+b+`":"`+b+mid+a+`"}`))
+				sameAsFastjson(t, []byte(`{"k":"`+a+mid+b))
+			}
+		}
+	}
 }
 
 func FuzzScanMatchesFastjson(f *testing.F) {

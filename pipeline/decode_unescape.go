@@ -29,23 +29,19 @@ func (s *decodeState) bodyString(field string, v *jval) (string, bool) {
 // it is best effort: an invalid escape is kept as written, so a malformed
 // body survives.
 func unescapeJSON(out, s []byte) []byte {
-	const lo, hi = 0x0101010101010101, 0x8080808080808080
 	n, i := 0, 0
 	for i < len(s) {
 		// Copy up to the next backslash. Escapes close together (\" after
 		// \\, a string of \u escapes) are found in the next eight bytes,
 		// stored whole (the bytes past the backslash are overwritten next,
-		// and n <= i leaves out the room): the lowest byte the test flags
-		// is exactly the first backslash. Past those, JSON held in a JSON
+		// and n <= i leaves out the room). Past those, JSON held in a JSON
 		// string has runs of tens of bytes between escapes, found and
 		// copied fastest by the vectorized search and copy.
 		found := false
 		if i+8 <= len(s) {
 			x := binary.LittleEndian.Uint64(s[i:])
 			binary.LittleEndian.PutUint64(out[n:], x)
-			y := x ^ (lo * '\\')
-			if m := (y - lo) &^ y & hi; m != 0 {
-				k := bits.TrailingZeros64(m) / 8
+			if k := indexIn8(x, '\\'); k < 8 {
 				i, n, found = i+k, n+k, true
 			} else {
 				i, n = i+8, n+8
@@ -94,6 +90,16 @@ func unescapeJSON(out, s []byte) []byte {
 		i, n = i+w, n+1
 	}
 	return out[:n]
+}
+
+// indexIn8 returns the offset of the first byte c in the eight bytes of
+// the little-endian word x, or 8 when there is none. The test flags every
+// byte equal to c and may flag bytes above one (a borrow), so the lowest
+// flagged byte is exactly the first c.
+func indexIn8(x uint64, c byte) int {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	y := x ^ (lo * uint64(c))
+	return bits.TrailingZeros64((y-lo)&^y&hi) / 8
 }
 
 // unescapeRune decodes "\uXXXX" (and a following "\uXXXX" when the first is
