@@ -80,7 +80,7 @@ func (r *Redactor) secretValue(s string, colon int) (vs, ve int, ok bool) {
 		}
 	}
 	if k&(k+1) != 0 || start == end || start < k+1 || s[start-1] != '"' ||
-		strings.Count(s[start-1-k:start-1], `\`) != k {
+		k > 0 && strings.Count(s[start-1-k:start-1], `\`) != k {
 		return 0, 0, false
 	}
 	if !r.isNormalizedKey(buf[len(buf)-min(n, len(buf)):], n) {
@@ -90,7 +90,7 @@ func (r *Redactor) secretValue(s string, colon int) (vs, ve int, ok bool) {
 	for q < len(s) && isJSONSpace(s[q]) {
 		q++
 	}
-	if q+k >= len(s) || s[q+k] != '"' || strings.Count(s[q:q+k], `\`) != k {
+	if q+k >= len(s) || s[q+k] != '"' || k > 0 && strings.Count(s[q:q+k], `\`) != k {
 		return 0, 0, false // not a string value at the key's level
 	}
 	vs = q + k + 1

@@ -89,7 +89,9 @@ var defaultRedactPatterns = []struct {
 	{`\bsk-[A-Za-z0-9_-]{20,}`, Redacted, []anchor{{lit: "sk-", at: 2}}},
 	{`\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})`, Redacted,
 		[]anchor{{lit: "ghp_", at: 3}, {lit: "gho_", at: 3}, {lit: "ghu_", at: 3}, {lit: "ghs_", at: 3}, {lit: "ghr_", at: 3}, {lit: "github_pat_", at: 6}}},
-	{`\bxox[abpr]-[A-Za-z0-9-]{10,}`, Redacted, []anchor{{lit: "xox", at: 0}}},
+	// Slack tokens are found by their '-', which the pass for sk- keys
+	// makes anyway, rather than by 'x', common in text.
+	{`\bxox[abpr]-[A-Za-z0-9-]{10,}`, Redacted, []anchor{{lit: "xoxa-", at: 4}, {lit: "xoxb-", at: 4}, {lit: "xoxp-", at: 4}, {lit: "xoxr-", at: 4}}},
 	// AWS and Google keys share their first byte, so one pass finds both.
 	{`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`, Redacted, []anchor{{lit: "AKIA", at: 0}, {lit: "ASIA", at: 0}}},
 	{`\bAIza[0-9A-Za-z_-]{35}`, Redacted, []anchor{{lit: "AIza", at: 0}}},
