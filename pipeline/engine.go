@@ -50,6 +50,7 @@ type Engine struct {
 
 	batch     schema.Batch
 	batchPos  []Position
+	room      batchRoom // for the next batch (see launch)
 	evictSeen int
 	counts    counters
 

@@ -277,3 +277,25 @@ func TestSinkBlockedSeconds(t *testing.T) {
 		t.Errorf("blocked %.3f s with %d writes taking %.3f s: want more than 0, at most the writes' time (+50 ms of hand-over)", blocked, sink.writes, wrote)
 	}
 }
+
+// TestBatchRoom: a new batch gets room for the longest of the last few
+// batches (so a full batch after one a flush tick cut short is not copied
+// whole as it grows), and a burst's size fades within a few flushes.
+func TestBatchRoom(t *testing.T) {
+	var r batchRoom
+	r.note(5000, 5000, 10000)
+	if r.exchanges != 5000+5000/16+16 || r.bodies != r.exchanges || r.pos != 10000+10000/16+16 {
+		t.Fatalf("after a full batch: %+v", r)
+	}
+	full := r.exchanges
+	r.note(300, 300, 600) // a tick cut the batch short: keep room for a full one
+	if r.exchanges != full-full/4 {
+		t.Fatalf("after a short batch: room %d, want %d", r.exchanges, full-full/4)
+	}
+	for range 20 {
+		r.note(300, 300, 600)
+	}
+	if want := 300 + 300/16 + 16; r.exchanges != want {
+		t.Fatalf("after a quiet while: room %d, want %d (a burst's size fades)", r.exchanges, want)
+	}
+}
