@@ -71,7 +71,17 @@ func Decode(line []byte, pos Position) (schema.Event, error) {
 // Decode decodes one line; see [Decoder] and the package-level [Decode].
 func (d *Decoder) Decode(line []byte, pos Position) (schema.Event, error) {
 	var ev schema.Event
-	err := d.decode(line, &ev)
+	if err := d.DecodeTo(line, pos, &ev); err != nil {
+		return schema.Event{}, err
+	}
+	return ev, nil
+}
+
+// DecodeTo decodes one line into *ev, which must be zero; on an error *ev
+// holds part of the line. The engine decodes into the event it keeps, so a
+// line costs one event allocation, not a second and a copy.
+func (d *Decoder) DecodeTo(line []byte, pos Position, ev *schema.Event) error {
+	err := d.decode(line, ev)
 	if len(line) > maxRetainedParse {
 		d.text = nil // do not pin huge buffers between calls
 	}
@@ -81,9 +91,9 @@ func (d *Decoder) Decode(line []byte, pos Position) (schema.Event, error) {
 		d.members = nil
 	}
 	if err != nil {
-		return schema.Event{}, fmt.Errorf("decode %s: %w", pos, err)
+		return fmt.Errorf("decode %s: %w", pos, err)
 	}
-	return ev, nil
+	return nil
 }
 
 // Presence bits of the fields whose absence makes an event invalid.

@@ -343,8 +343,8 @@ func (e *Engine) handle(m Message) {
 // correlate.
 func (e *Engine) handleLine(m Message) {
 	e.offsets.Consumed(m.Pos)
-	ev, err := e.dec.Decode(m.Value, m.Pos)
-	if err != nil {
+	ev := new(schema.Event) // kept by the observation it completes, if any
+	if err := e.dec.DecodeTo(m.Value, m.Pos, ev); err != nil {
 		e.quarantine(m, err)
 		return
 	}
@@ -356,8 +356,8 @@ func (e *Engine) handleLine(m Message) {
 	}
 	e.m.events.WithLabelValues("accepted").Inc()
 	e.counts.accepted.Add(1)
-	e.redactor.Apply(&ev)
-	e.corr.Add(&ev, m.Pos)
+	e.redactor.Apply(ev)
+	e.corr.Add(ev, m.Pos)
 	e.corr.Release(false, e.emit)
 	if n := e.corr.Evictions(); n > e.evictSeen {
 		e.m.evicted.Add(float64(n - e.evictSeen))
