@@ -153,7 +153,9 @@ func (c *correlator) add(ev *schema.Event, pos Position, saved bool) {
 		st.maxTS = ev.TS
 	}
 	if ev.Kind == schema.KindExchange {
-		c.complete(st, &observation{req: ev, resp: ev, positions: []Position{pos}, saved: []bool{saved}, evs: []*schema.Event{ev}, ts: ev.TS})
+		o := &observation{req: ev, resp: ev, ts: ev.TS}
+		o.hold(pos, saved, ev)
+		c.complete(st, o)
 		return
 	}
 	key := c.pairKey(ev)
@@ -166,7 +168,9 @@ func (c *correlator) add(ev *schema.Event, pos Position, saved bool) {
 		c.unlink(key, prev, h)
 		c.unpend(h)
 		other := h.ev.unpack()
-		o := &observation{positions: []Position{h.pos(), pos}, saved: []bool{h.saved, saved}, evs: []*schema.Event{other, ev}}
+		o := &observation{}
+		o.hold(h.pos(), h.saved, other)
+		o.hold(pos, saved, ev)
 		if isReq {
 			o.req, o.resp = ev, other
 		} else {
@@ -266,7 +270,8 @@ func (c *correlator) expire(h *half, evicted bool) {
 	}
 	c.unlink(h.key, prev, h)
 	ev := h.ev.unpack()
-	o := &observation{positions: []Position{h.pos()}, saved: []bool{h.saved}, evs: []*schema.Event{ev}, ts: ev.TS, evicted: evicted}
+	o := &observation{ts: ev.TS, evicted: evicted}
+	o.hold(h.pos(), h.saved, ev)
 	switch {
 	case h.ev.isRequest() && evicted:
 		o.req, o.reason = ev, "pending state full: evicted before its response"

@@ -21,6 +21,7 @@ type group struct {
 	due   time.Time
 	seq   uint64
 	obs   []*observation
+	obs1  [1]*observation // obs's storage while it holds one view
 	index int
 	heap  *groupHeap // the merging heap of the stream that holds the group
 	// after is the group of the request a cancel names: the cancel is
@@ -234,7 +235,9 @@ func (m *mergeSet) add(o *observation, h *groupHeap) {
 	}
 	m.seq++
 	m.n++
-	g = &group{ts: o.ts, due: m.due(o), seq: m.seq, obs: []*observation{o}, heap: h}
+	g = &group{ts: o.ts, due: m.due(o), seq: m.seq, heap: h}
+	g.obs1[0] = o
+	g.obs = g.obs1[:]
 	heap.Push(h, g)
 	if idKey != (hkey{}) {
 		m.byID[idKey] = g

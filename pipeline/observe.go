@@ -25,6 +25,19 @@ type observation struct {
 	result    classify.Result
 	evicted   bool   // NO_RESPONSE because pending state was full
 	reason    string // why a NO_RESPONSE or orphan was emitted
+	// The storage of positions, saved and evs: an observation holds one
+	// event or two, so one allocation carries it and them.
+	pos2   [2]Position
+	saved2 [2]bool
+	evs2   [2]*schema.Event
+}
+
+// hold adds the event read at p (saved: held in the sink's state).
+func (o *observation) hold(p Position, saved bool, ev *schema.Event) {
+	if o.positions == nil {
+		o.positions, o.saved, o.evs = o.pos2[:0], o.saved2[:0], o.evs2[:0]
+	}
+	o.positions, o.saved, o.evs = append(o.positions, p), append(o.saved, saved), append(o.evs, ev)
 }
 
 // eventAt returns the event read at o.positions[i].
