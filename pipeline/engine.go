@@ -350,11 +350,11 @@ func (e *Engine) handleLine(m Message) {
 	}
 	if e.dedupe.Seen(ev.EventID, ev.TS) {
 		e.offsets.Done(m.Pos)
-		e.m.events.WithLabelValues("duplicate").Inc()
+		e.m.duplicate.Inc()
 		e.counts.duplicates.Add(1)
 		return
 	}
-	e.m.events.WithLabelValues("accepted").Inc()
+	e.m.accepted.Inc()
 	e.counts.accepted.Add(1)
 	e.redactor.Apply(ev)
 	e.corr.Add(ev, m.Pos)
