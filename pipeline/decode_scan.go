@@ -183,7 +183,7 @@ func (s *jscan) str() ([]byte, bool) {
 	for i := start; ; {
 		// The next quote: within the next eight bytes (keys and short
 		// values end there) without a call, else by the vectorized search.
-		j := -1
+		var j int
 		if i+8 <= len(b) {
 			if k := indexIn8(binary.LittleEndian.Uint64(b[i:]), '"'); k < 8 {
 				j = i + k
