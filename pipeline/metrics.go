@@ -51,25 +51,26 @@ func OutcomeClass(o classify.Outcome) string {
 
 // metrics are the ingest pipeline's Prometheus series.
 type metrics struct {
-	events *prometheus.CounterVec // by result: accepted, duplicate, quarantined
+	events        *prometheus.CounterVec // by result: accepted, duplicate, quarantined
+	exchanges     *prometheus.CounterVec // by outcome
+	pending       prometheus.Gauge
+	pendingBytes  prometheus.Gauge
+	mergeWaiting  prometheus.Gauge
+	inflight      prometheus.Gauge
+	evicted       prometheus.Counter
+	noResponse    prometheus.Counter
+	sinkSeconds   prometheus.Histogram
+	sinkBlocked   prometheus.Counter
+	sinkErrors    prometheus.Counter
+	sinkRows      prometheus.Counter
+	sinkExchanges prometheus.Counter
+	commitErrors  prometheus.Counter
+	committed     *prometheus.GaugeVec   // by stream
+	quarantined   *prometheus.CounterVec // by stream
+
 	// accepted and duplicate are events' series counted once a line, held
 	// so that a line costs no label lookup.
 	accepted, duplicate prometheus.Counter
-	exchanges           *prometheus.CounterVec // by outcome
-	pending             prometheus.Gauge
-	pendingBytes        prometheus.Gauge
-	mergeWaiting        prometheus.Gauge
-	inflight            prometheus.Gauge
-	evicted             prometheus.Counter
-	noResponse          prometheus.Counter
-	sinkSeconds         prometheus.Histogram
-	sinkBlocked         prometheus.Counter
-	sinkErrors          prometheus.Counter
-	sinkRows            prometheus.Counter
-	sinkExchanges       prometheus.Counter
-	commitErrors        prometheus.Counter
-	committed           *prometheus.GaugeVec   // by stream
-	quarantined         *prometheus.CounterVec // by stream
 
 	byServer       *prometheus.CounterVec // by server (capped) and outcome class
 	unknownRetries *prometheus.CounterVec // by server (capped)

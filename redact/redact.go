@@ -129,16 +129,17 @@ type anchoredHint struct {
 // a few substring scans. A Redactor is immutable and safe for concurrent
 // use; build it with [New].
 type Redactor struct {
-	headers map[string]bool
-	keys    map[string]bool // normalized
-	// keyLens and keyFirst are the lengths and first bytes of the
-	// normalized keys: most JSON keys fail them without a map lookup.
-	keyLens     uint64
-	keyFirst    [256]bool
+	headers     map[string]bool
+	keys        map[string]bool // normalized
 	patterns    []redactPattern
 	anchors     [256][]anchoredHint // by anchor byte, for patterns[:64]
 	anchorBytes []byte              // the distinct keys of anchors
 	maxBody     int
+
+	// keyLens and keyFirst are the lengths and first bytes of the
+	// normalized keys: most JSON keys fail them without a map lookup.
+	keyLens  uint64
+	keyFirst [256]bool
 }
 
 // New compiles cfg; it fails on an invalid pattern.
