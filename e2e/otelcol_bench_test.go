@@ -15,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/mcplens/mcplens/internal/loadgen"
+	"github.com/mcplens/mcplens/pipeline"
 	"github.com/mcplens/mcplens/pipeline/kafkatest"
 	"github.com/mcplens/mcplens/schema"
 	"github.com/mcplens/mcplens/store/chstore"
@@ -108,6 +109,7 @@ func BenchmarkKafkaToClickHouseVsOtelcol(b *testing.B) {
 			args: []string{
 				"--from", fmt.Sprintf("kafka://%s/%s?group=bench-mcplens-%d-%s&start=first", brokers, topic, iter, topic),
 				"--to", dbDSN, "--listen", "", "--log-level", "warn",
+				"--pair-window", cfg.PairWindow(pipeline.DefaultConfig().Correlator.PairWindow).String(),
 			},
 			httpURL: httpURL, table: db + ".exchanges", want: truth.Exchanges,
 		})

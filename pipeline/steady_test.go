@@ -73,7 +73,9 @@ func BenchmarkSteadyState(b *testing.B) {
 		}
 		probe = newThirds(src, lines)
 		sink := &countingSink{Sink: NewStdoutSink(io.Discard, io.Discard)}
-		e, err := New(DefaultConfig(), Deps{Source: probe, Sink: sink, Logger: zerolog.Nop()})
+		engCfg := DefaultConfig() // with a pair window that covers the shape's delays
+		engCfg.Correlator.PairWindow = cfg.PairWindow(engCfg.Correlator.PairWindow)
+		e, err := New(engCfg, Deps{Source: probe, Sink: sink, Logger: zerolog.Nop()})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -76,6 +76,16 @@ type Config struct {
 	KeepTruth bool
 }
 
+// PairWindow returns the pair window an ingester needs for this shape:
+// def, or longer when a response may come later than def after its
+// request (the longest delay, a client's clock skew both ways and the
+// shuffle jitter, with five seconds to spare). Shorter, a late response
+// makes two records of one call, a NO_RESPONSE and an orphan, as it should.
+func (c Config) PairWindow(def time.Duration) time.Duration {
+	c.defaults()
+	return max(def, c.MaxDelay+2*c.ClientSkew+c.Jitter+5*time.Second)
+}
+
 // Defaults.
 var (
 	DefaultStart = time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)

@@ -335,3 +335,16 @@ func TestBenchConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestPairWindow: the default shape fits the ingester's default pair
+// window; a shape whose responses come later gets a window that covers
+// them with the clocks' skew and the jitter.
+func TestPairWindow(t *testing.T) {
+	if got := (loadgen.Config{}).PairWindow(time.Minute); got != time.Minute {
+		t.Errorf("default shape: pair window %v, want the default 1m", got)
+	}
+	c := loadgen.Config{MaxDelay: 2 * time.Minute, ClientSkew: 3 * time.Second, Jitter: 100 * time.Millisecond}
+	if got, want := c.PairWindow(time.Minute), 2*time.Minute+6*time.Second+100*time.Millisecond+5*time.Second; got != want {
+		t.Errorf("responses up to 2m late: pair window %v, want %v", got, want)
+	}
+}
