@@ -203,6 +203,16 @@ func mediaType(ct string) string {
 	return ct
 }
 
+// truncateBytes is truncate(string(b)) without copying more of a long
+// valid text than the cut keeps: a rune the shorter copy splits starts
+// past maxMessage, so the cut falls where it would on the whole text.
+func truncateBytes(b []byte) string {
+	if len(b) > maxMessage+utf8.UTFMax && utf8.Valid(b) {
+		b = b[:maxMessage+utf8.UTFMax]
+	}
+	return truncate(string(b))
+}
+
 func truncate(s string) string {
 	if !utf8.ValidString(s) {
 		s = strings.ToValidUTF8(s, "\uFFFD")

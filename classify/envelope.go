@@ -216,7 +216,7 @@ func (c *classifier) result(res *fastjson.Value, via string) {
 		return
 	}
 	text := firstText(content)
-	c.r.ErrorMessage = truncate(string(text))
+	c.r.ErrorMessage = truncateBytes(text)
 	c.set(ToolError, toolTextClass(text), via+"-tool-iserror")
 }
 

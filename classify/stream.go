@@ -59,7 +59,7 @@ func (c *classifier) stream(body []byte) {
 	case ex.BodyTruncated:
 		c.truncated(s.tail())
 	case lastBad != nil && ex.Stream != StreamCut:
-		c.r.ErrorMessage = truncate(string(lastBad))
+		c.r.ErrorMessage = truncateBytes(lastBad)
 		c.set(MalformedJSON, ClassNone, "sse-malformed")
 	case stray > 0 && ex.Stream != StreamCut:
 		if idless != nil {
