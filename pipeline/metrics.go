@@ -75,13 +75,26 @@ type metrics struct {
 	byServer       *prometheus.CounterVec // by server (capped) and outcome class
 	unknownRetries *prometheus.CounterVec // by server (capped)
 	maxServers     int
-	servers        map[string]bool // server names with a label of their own
+	// servers are the series of each server label (the capped names,
+	// OtherServer and NoServer), looked up once per label instead of
+	// hashing the label values of every exchange; outcomes likewise.
+	servers  map[string]*serverSeries
+	named    int // servers with a label of their own
+	outcomes map[classify.Outcome]prometheus.Counter
+}
+
+// serverSeries are one server label's counters.
+type serverSeries struct {
+	label   string
+	byClass map[string]prometheus.Counter
+	retries prometheus.Counter // nil until the label's first retry
 }
 
 func newMetrics(reg prometheus.Registerer, maxServers int) *metrics {
 	m := &metrics{
 		maxServers: maxServers,
-		servers:    map[string]bool{},
+		servers:    map[string]*serverSeries{},
+		outcomes:   map[classify.Outcome]prometheus.Counter{},
 		byServer: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mcplens_ingest_server_exchanges_total",
 			Help: "Exchange records emitted, by server and outcome class: ok, input_required, http200_failed (2xx but a JSON-RPC or tool error, a malformed or invalid answer), stream_cut, http_error, no_answer, cancelled (by the client), unverified (a record without bodies that cannot show the outcome). Servers past --metrics-max-servers are counted as server=\"_other\", records without a server as \"_none\".",
@@ -168,29 +181,51 @@ func newMetrics(reg prometheus.Registerer, maxServers int) *metrics {
 // exchange counts one emitted exchange record. Called by the engine's
 // loop alone.
 func (m *metrics) exchange(rec *schema.Exchange) {
-	m.exchanges.WithLabelValues(string(rec.Outcome)).Inc()
+	c, ok := m.outcomes[rec.Outcome]
+	if !ok {
+		c = m.exchanges.WithLabelValues(string(rec.Outcome))
+		m.outcomes[rec.Outcome] = c
+	}
+	c.Inc()
 	if rec.Outcome == classify.NoResponse {
 		m.noResponse.Inc()
 	}
-	server := m.serverLabel(rec.Server)
-	m.byServer.WithLabelValues(server, OutcomeClass(rec.Outcome)).Inc()
+	srv := m.server(rec.Server)
+	class := OutcomeClass(rec.Outcome)
+	c, ok = srv.byClass[class]
+	if !ok {
+		c = m.byServer.WithLabelValues(srv.label, class)
+		srv.byClass[class] = c
+	}
+	c.Inc()
 	if rec.UnknownSideEffectRetry {
-		m.unknownRetries.WithLabelValues(server).Inc()
+		if srv.retries == nil { // made on the first retry, like the label's other series
+			srv.retries = m.unknownRetries.WithLabelValues(srv.label)
+		}
+		srv.retries.Inc()
 	}
 }
 
-// serverLabel is the server's own name while fewer than maxServers have
-// one (the first ones seen keep theirs), OtherServer after that.
-func (m *metrics) serverLabel(server string) string {
-	if server == "" {
-		return NoServer
+// server returns the series of the server's label, made on first use:
+// the server's own name while fewer than maxServers have one (the first
+// ones seen keep theirs), OtherServer after that, NoServer for none.
+func (m *metrics) server(server string) *serverSeries {
+	if srv, ok := m.servers[server]; ok {
+		return srv
 	}
-	if m.servers[server] {
-		return server
+	label := server
+	switch {
+	case server == "":
+		label = NoServer
+	case m.named >= m.maxServers:
+		label = OtherServer
 	}
-	if len(m.servers) >= m.maxServers {
-		return OtherServer
+	if label == server {
+		m.named++
+	} else if srv, ok := m.servers[label]; ok {
+		return srv
 	}
-	m.servers[server] = true
-	return server
+	srv := &serverSeries{label: label, byClass: map[string]prometheus.Counter{}}
+	m.servers[label] = srv
+	return srv
 }
