@@ -51,6 +51,7 @@ type Engine struct {
 	batch     schema.Batch
 	batchPos  []Position
 	room      batchRoom // for the next batch (see launch)
+	spare     spare     // a stored batch's arrays, with a Copier sink
 	evictSeen int
 	counts    counters
 

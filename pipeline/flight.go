@@ -62,7 +62,7 @@ func (e *Engine) launch(ctx context.Context) {
 	// flush tick cut short was copied whole again (most of what emit
 	// allocated).
 	e.room.note(len(f.batch.Exchanges), len(f.batch.Bodies), len(f.pos))
-	e.batch = schema.Batch{Exchanges: make([]schema.Exchange, 0, e.room.exchanges), Bodies: make([]schema.Body, 0, e.room.bodies)}
+	e.batch = schema.Batch{Exchanges: take(&e.spare.ex, e.room.exchanges), Bodies: take(&e.spare.bo, e.room.bodies)}
 	e.batchPos, e.savedPos, e.state = make([]Position, 0, e.room.pos), nil, schema.State{}
 	e.fly = f
 	go e.store(ctx, f)
@@ -76,6 +76,34 @@ type batchRoom struct{ exchanges, bodies, pos int }
 func (r *batchRoom) note(exchanges, bodies, pos int) {
 	fade := func(room, n int) int { return max(n+n/16+16, room-room/4) }
 	r.exchanges, r.bodies, r.pos = fade(r.exchanges, exchanges), fade(r.bodies, bodies), fade(r.pos, pos)
+}
+
+// spare holds the arrays of a stored batch for the next one (Copier):
+// cleared when kept, so they hold no stale strings, and taken when long
+// enough for the room the next batch gets.
+type spare struct {
+	ex []schema.Exchange
+	bo []schema.Body
+}
+
+// keep takes b's arrays if the sink copies batches.
+func (s *spare) keep(sink Sink, b *schema.Batch) {
+	if _, ok := sink.(Copier); !ok {
+		return
+	}
+	clear(b.Exchanges)
+	clear(b.Bodies)
+	s.ex, s.bo = b.Exchanges[:0], b.Bodies[:0]
+}
+
+// take returns the kept array *a if it has room, else a new one.
+func take[T any](a *[]T, room int) []T {
+	kept := *a
+	*a = nil
+	if cap(kept) < room {
+		return make([]T, 0, room)
+	}
+	return kept
 }
 
 // abandon ends the write in flight, if any, when the loop returns
@@ -147,6 +175,7 @@ func (e *Engine) await(ctx context.Context) error {
 	e.offsets.Done(f.pos...)
 	e.offsets.Done(f.saved...)
 	e.stateWritten(&f.batch.State)
+	e.spare.keep(e.d.Sink, &f.batch)
 	return nil
 }
 

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
@@ -297,5 +299,99 @@ func TestBatchRoom(t *testing.T) {
 	}
 	if want := 300 + 300/16 + 16; r.exchanges != want {
 		t.Fatalf("after a quiet while: room %d, want %d (a burst's size fades)", r.exchanges, want)
+	}
+}
+
+// arraysSink is a memSink noting the arrays each write was handed and
+// whether their unused room held anything.
+type arraysSink struct {
+	memSink
+	arrays map[*schema.Exchange]bool
+	bodies map[*schema.Body]bool
+	stale  int // writes whose arrays held records past their length
+	handed int // writes with exchanges
+}
+
+func newArraysSink() arraysSink {
+	return arraysSink{arrays: map[*schema.Exchange]bool{}, bodies: map[*schema.Body]bool{}}
+}
+
+func (s *arraysSink) Write(ctx context.Context, b *schema.Batch) error {
+	if len(b.Exchanges) > 0 {
+		s.handed++
+		s.arrays[unsafe.SliceData(b.Exchanges)] = true
+		s.bodies[unsafe.SliceData(b.Bodies)] = true
+	}
+	for _, x := range b.Exchanges[len(b.Exchanges):cap(b.Exchanges)] {
+		if !reflect.ValueOf(x).IsZero() {
+			s.stale++
+			break
+		}
+	}
+	for _, x := range b.Bodies[len(b.Bodies):cap(b.Bodies)] {
+		if !reflect.ValueOf(x).IsZero() {
+			s.stale++
+			break
+		}
+	}
+	return s.memSink.Write(ctx, b)
+}
+
+// copierSink is an arraysSink that declares itself a Copier (it copies
+// every record).
+type copierSink struct{ arraysSink }
+
+func (s *copierSink) CopiesBatches() {}
+
+// A Copier sink gets the arrays of stored batches again, cleared, and the
+// records are those any other sink gets; a sink that is no Copier gets
+// fresh arrays every time, so what it kept is never overwritten.
+func TestCopierReusesBatchArrays(t *testing.T) {
+	lines := pairLines(3000)
+	cfg := testConfig()
+	cfg.BatchSize = 100 // rows: 50 exchanges and their bodies a batch
+	now := func() time.Time { return time.Unix(0, 0).UTC() }
+	run := func(sink Sink) {
+		e, err := New(cfg, Deps{Source: newSliceSource("f", lines), Sink: sink, Logger: zerolog.Nop(), Now: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	plainSink := newArraysSink()
+	plain := &plainSink
+	run(plain)
+	copier := &copierSink{newArraysSink()}
+	run(copier)
+
+	if len(plain.exchanges) != 3000 || len(copier.exchanges) != 3000 {
+		t.Fatalf("stored %d and %d exchanges, want 3000 each", len(plain.exchanges), len(copier.exchanges))
+	}
+	byID := func(xs []schema.Exchange) map[string]schema.Exchange {
+		m := map[string]schema.Exchange{}
+		for _, x := range xs {
+			m[x.ExchangeID] = x
+		}
+		return m
+	}
+	if want, got := byID(plain.exchanges), byID(copier.exchanges); !reflect.DeepEqual(want, got) {
+		t.Error("a Copier sink stored other records than a plain one")
+	}
+	if copier.writes < 20 {
+		t.Fatalf("%d writes: too few batches to see reuse", copier.writes)
+	}
+	if copier.stale > 0 {
+		t.Errorf("%d writes were handed arrays with old records past their length", copier.stale)
+	}
+	// One batch in flight and one filling: a few arrays serve every write
+	// (a new one only when a longer batch needs more room).
+	if n := len(copier.arrays); n > 4 || len(copier.bodies) > 4 {
+		t.Errorf("%d exchange and %d body arrays for %d writes: not reused", n, len(copier.bodies), copier.writes)
+	}
+	if len(plain.arrays) != plain.handed || len(plain.bodies) != plain.handed {
+		t.Errorf("a sink that is no Copier got %d exchange and %d body arrays for %d writes, want fresh ones each time",
+			len(plain.arrays), len(plain.bodies), plain.handed)
 	}
 }

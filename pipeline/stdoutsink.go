@@ -106,4 +106,7 @@ func (s *StdoutSink) flush() error {
 
 // Close flushes what a failed Write left buffered; it does not close the
 // writers, which the caller owns.
+// CopiesBatches marks StdoutSink a [Copier]: Write encodes the batch.
+func (s *StdoutSink) CopiesBatches() {}
+
 func (s *StdoutSink) Close() error { return s.flush() }

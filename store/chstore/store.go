@@ -242,6 +242,10 @@ var (
 )
 
 // Close closes the connection pool.
+// CopiesBatches marks Store a [pipeline.Copier]: Write encodes the
+// batch's values into columns of its own before it returns.
+func (s *Store) CopiesBatches() {}
+
 func (s *Store) Close() error { return s.conn.Close() }
 
 // Run implements queries.Engine: the query's ClickHouse SQL with its

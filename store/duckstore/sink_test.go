@@ -8,4 +8,5 @@ var (
 	_ pipeline.Sink      = (*Store)(nil)
 	_ pipeline.StateSink = (*Store)(nil)
 	_ pipeline.Pinger    = (*Store)(nil)
+	_ pipeline.Copier    = (*Store)(nil)
 )

@@ -218,6 +218,10 @@ var (
 func (s *Store) DB() *sql.DB { return s.db }
 
 // Close releases the writer connection and closes the file.
+// CopiesBatches marks Store a [pipeline.Copier]: the Appender copies
+// every value into DuckDB before Write returns.
+func (s *Store) CopiesBatches() {}
+
 func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
