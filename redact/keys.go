@@ -76,7 +76,9 @@ func (r *Redactor) secretValue(s string, colon int) (vs, ve int, ok bool) {
 			if n < len(buf) {
 				buf[len(buf)-1-n] = lower(c)
 			}
-			n++
+			if n++; n == 2 && !r.endsKey(buf[len(buf)-2], buf[len(buf)-1]) {
+				return 0, 0, false
+			}
 		}
 	}
 	if k&(k+1) != 0 || start == end || start < k+1 || s[start-1] != '"' ||

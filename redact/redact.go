@@ -140,6 +140,17 @@ type Redactor struct {
 	// normalized keys: most JSON keys fail them without a map lookup.
 	keyLens  uint64
 	keyFirst [256]bool
+	// keyEnds holds the last two bytes of each normalized key, one bit
+	// per pair: the walk back from a colon stops after two bytes of any
+	// other key ("method", "params", "content"), where it used to read
+	// the whole key.
+	keyEnds [256 * 256 / 64]uint64
+}
+
+// endsKey reports whether some normalized key ends in the bytes a, b.
+func (r *Redactor) endsKey(a, b byte) bool {
+	i := int(a)<<8 | int(b)
+	return r.keyEnds[i/64]&(1<<(i%64)) != 0
 }
 
 // New compiles cfg; it fails on an invalid pattern.
@@ -166,6 +177,10 @@ func New(cfg Config) (*Redactor, error) {
 			r.keys[string(buf[:n])] = true
 			r.keyLens |= 1 << n
 			r.keyFirst[buf[0]] = true
+			if n >= 2 {
+				i := int(buf[n-2])<<8 | int(buf[n-1])
+				r.keyEnds[i/64] |= 1 << (i % 64)
+			}
 		}
 	}
 	for _, expr := range cfg.Patterns {

@@ -20,7 +20,7 @@ func newTestRedactor(t testing.TB, cfg Config) *Redactor {
 }
 
 func TestRedactBodies(t *testing.T) {
-	r := newTestRedactor(t, Config{Keys: []string{"session_key"}})
+	r := newTestRedactor(t, Config{Keys: []string{"session_key", "q", "ak"}})
 	tests := []struct {
 		name, in, want string
 	}{
@@ -31,6 +31,12 @@ func TestRedactBodies(t *testing.T) {
 		{"camelCase keys", `{"apiKey":"k1","clientSecret":"k2","Refresh-Token":"k3"}`,
 			`{"apiKey":"[REDACTED]","clientSecret":"[REDACTED]","Refresh-Token":"[REDACTED]"}`},
 		{"configured key", `{"session_key":"abc"}`, `{"session_key":"[REDACTED]"}`},
+		// A key's last two bytes rule it in or out before the rest is
+		// read: they are its normalized bytes ('_' and '-' dropped,
+		// lower case), and a one-byte key has none.
+		{"key ends after separators and case", `{"session_K_e-Y_":"abc","TOKEN-":"t","p_asswor_d":"p"}`,
+			`{"session_K_e-Y_":"[REDACTED]","TOKEN-":"[REDACTED]","p_asswor_d":"[REDACTED]"}`},
+		{"one- and two-byte keys", `{"q":"abc","_Q-":"d","qq":"e","a_K":"f"}`, `{"q":"[REDACTED]","_Q-":"[REDACTED]","qq":"e","a_K":"[REDACTED]"}`},
 		{"not a string", `{"token":123,"secret":null,"password":{"x":"y"}}`, `{"token":123,"secret":null,"password":{"x":"y"}}`},
 		{"look-alike keys", `{"max_tokens":100,"progressToken":"p-1","tokens":"a","secrets_ref":"b"}`,
 			`{"max_tokens":100,"progressToken":"p-1","tokens":"a","secrets_ref":"b"}`},
