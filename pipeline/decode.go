@@ -44,6 +44,7 @@ type Decoder struct {
 	key     []byte               // scratch: prefixed names of nested fields
 	lower   []byte               // scratch: lower-cased header names
 	text    []byte               // scratch: an unescaped text value
+	minute  tsMinute             // the last ts's minute (decode_ts.go)
 }
 
 const (

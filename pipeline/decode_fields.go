@@ -165,6 +165,11 @@ func (s *decodeState) ts(v *jval) {
 	if !ok {
 		return
 	}
+	if t, ok := s.d.minute.parse(b); ok {
+		s.ev.TS = t
+		s.has |= seenTS
+		return
+	}
 	// time.Parse takes RFC3339Nano's fast path and accepts a missing
 	// fraction; the shape check rejects what its slow path would also take
 	// (one-digit hours).
@@ -179,6 +184,7 @@ func (s *decodeState) ts(v *jval) {
 		s.fail("ts", "year %d out of range [1970, 2261]", t.Year())
 		return
 	}
+	s.d.minute.note(b, t)
 	s.ev.TS = t
 	s.has |= seenTS
 }
