@@ -97,6 +97,10 @@ func BenchmarkSteadyState(b *testing.B) {
 	b.ReportMetric(cpu[1], "events/cpu-s-2nd")
 	b.ReportMetric(cpu[2], "events/cpu-s-3rd")
 	b.ReportMetric(cpu[2]/cpu[0], "3rd/1st")
+	// The yardstick's own last third over its first: how much the
+	// machine's speed moved between them, for the engine's ratio.
+	nv := probe.naiveRates()
+	b.ReportMetric(nv[2]/nv[0], "naive-3rd/1st")
 	b.ReportMetric(wall[0], "events/s-1st")
 	b.ReportMetric(wall[1], "events/s-2nd")
 	b.ReportMetric(wall[2], "events/s-3rd")
@@ -130,10 +134,12 @@ type thirds struct {
 	wall     []time.Time
 	rss      []int64
 	// naive is the yardstick's CPU time so far, noted at each mark and,
-	// at naive[3], in all; naiveLines the lines it decoded.
+	// at naive[3], in all; naiveLines the lines it decoded, naiveAt
+	// their count at each mark.
 	naive      []time.Duration
 	naiveSum   time.Duration
 	naiveLines int
+	naiveAt    []int
 }
 
 func newThirds(src Source, total int) *thirds {
@@ -183,6 +189,7 @@ func (t *thirds) mark() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.naive = append(t.naive, t.naiveSum)
+	t.naiveAt = append(t.naiveAt, t.naiveLines)
 	t.cpu = append(t.cpu, cpuTime())
 	t.wall = append(t.wall, time.Now())
 	if len(t.cpu) > 1 {
@@ -198,6 +205,14 @@ func (t *thirds) rates() (cpu, wall [3]float64) {
 		wall[i] = per / t.wall[i+1].Sub(t.wall[i]).Seconds()
 	}
 	return cpu, wall
+}
+
+// naiveRates returns the yardstick's lines per CPU second in each third.
+func (t *thirds) naiveRates() (r [3]float64) {
+	for i := range 3 {
+		r[i] = float64(t.naiveAt[i+1]-t.naiveAt[i]) / (t.naive[i+1] - t.naive[i]).Seconds()
+	}
+	return r
 }
 
 // cpuTotal is the engine's CPU time in the run, the yardstick's taken off.
