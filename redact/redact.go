@@ -149,8 +149,14 @@ type Redactor struct {
 
 // endsKey reports whether some normalized key ends in the bytes a, b.
 func (r *Redactor) endsKey(a, b byte) bool {
+	w, bit := keyEnd(a, b)
+	return r.keyEnds[w]&bit != 0
+}
+
+// keyEnd is the word and bit of keyEnds for a key ending in a, b.
+func keyEnd(a, b byte) (int, uint64) {
 	i := int(a)<<8 | int(b)
-	return r.keyEnds[i/64]&(1<<(i%64)) != 0
+	return i / 64, 1 << (i % 64)
 }
 
 // New compiles cfg; it fails on an invalid pattern.
@@ -178,8 +184,8 @@ func New(cfg Config) (*Redactor, error) {
 			r.keyLens |= 1 << n
 			r.keyFirst[buf[0]] = true
 			if n >= 2 {
-				i := int(buf[n-2])<<8 | int(buf[n-1])
-				r.keyEnds[i/64] |= 1 << (i % 64)
+				w, bit := keyEnd(buf[n-2], buf[n-1])
+				r.keyEnds[w] |= bit
 			}
 		}
 	}
