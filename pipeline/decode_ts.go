@@ -8,14 +8,18 @@ import "time"
 // time.Parse (about a tenth of the decoder's field time went there). Any
 // other form, or another minute, takes time.Parse as before.
 type tsMinute struct {
-	prefix [len("2006-01-02T15:04:")]byte
+	prefix [tsPrefixLen]byte
 	base   time.Time // the prefix's minute, UTC; zero before the first
 }
+
+// tsPrefixLen is the length of a ts's date, hour and minute with the
+// colon after them.
+const tsPrefixLen = len("2006-01-02T15:04:")
 
 // note remembers the minute of b, a ts that parsed to t and passed the
 // range check, when b is in the usual form.
 func (m *tsMinute) note(b []byte, t time.Time) {
-	if len(b) < len(m.prefix)+3 || b[len(b)-1] != 'Z' {
+	if len(b) < tsPrefixLen+3 || b[len(b)-1] != 'Z' {
 		return
 	}
 	base := t.Truncate(time.Minute)
@@ -30,7 +34,7 @@ func (m *tsMinute) note(b []byte, t time.Time) {
 // "SS", an optional '.' and 1-9 digits, and 'Z': what time.Parse with
 // RFC3339Nano returns for it, in UTC.
 func (m *tsMinute) parse(b []byte) (time.Time, bool) {
-	const p = len("2006-01-02T15:04:")
+	const p = tsPrefixLen
 	if m.base.IsZero() || len(b) < p+3 || string(b[:p]) != string(m.prefix[:]) || b[len(b)-1] != 'Z' {
 		return time.Time{}, false
 	}
