@@ -214,3 +214,48 @@ func TestServerDebugDSNKeepsStdout(t *testing.T) {
 		t.Errorf("the driver's debug lines are not in the store's log: %.300s", logs.String())
 	}
 }
+
+// TestServerCompressionMethods writes the corpus with each native
+// compression the DSN may choose and reads its rows and a body back.
+func TestServerCompressionMethods(t *testing.T) {
+	dsn := clickhousetest.DSN(t)
+	corpus := loadCorpusBatch(t)
+	for _, method := range []string{"none", "zstd", "lz4hc"} {
+		t.Run(method, func(t *testing.T) {
+			ctx := t.Context()
+			dbDSN, db := clickhousetest.NewDatabase(t, dsn)
+			sep := "?"
+			if strings.Contains(dbDSN, "?") {
+				sep = "&"
+			}
+			s, err := Open(ctx, dbDSN+sep+"compress="+method, DefaultConfig(), zerolog.Nop(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = s.Close() })
+			opts := schema.DefaultOptions()
+			opts.TTL, opts.BodyTTL = 0, 0
+			if err := s.Migrate(ctx, opts); err != nil {
+				t.Fatal(err)
+			}
+			b := *corpus
+			b.Token = "compress-" + method
+			if err := s.Write(ctx, &b); err != nil {
+				t.Fatal(err)
+			}
+			if n := count(t, s, "SELECT count() FROM "+db+".exchanges"); int(n) != len(corpus.Exchanges) {
+				t.Errorf("%d exchanges stored, want %d", n, len(corpus.Exchanges))
+			}
+			var want string
+			for _, x := range corpus.Bodies {
+				if len(x.ResponseBody) > len(want) {
+					want = x.ResponseBody
+				}
+			}
+			var got string
+			if err := s.conn.QueryRow(ctx, "SELECT response_body FROM "+db+".exchange_bodies ORDER BY length(response_body) DESC LIMIT 1").Scan(&got); err != nil || got != want {
+				t.Errorf("longest response body read back (%d bytes, %v), want %d bytes", len(got), err, len(want))
+			}
+		})
+	}
+}

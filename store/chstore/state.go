@@ -334,26 +334,37 @@ func (s *Store) withoutStoredHalves(ctx context.Context, b *schema.Batch) (*sche
 
 // leaveOut returns a copy of b without the exchanges (and their bodies)
 // whose id is in exchanges and the quarantine rows whose position is in
-// quarantine. b itself is not changed.
+// quarantine. b itself is not changed: a table with nothing left out is
+// shared, the others are copied once into arrays of their final length
+// (a stored batch's records are large, and growing a copy by append
+// cost 3% of ingest's CPU into ClickHouse where a batch held halves).
 func leaveOut(b *schema.Batch, exchanges, quarantine map[string]bool) *schema.Batch {
 	out := *b
-	out.Exchanges, out.Bodies, out.Quarantine = nil, nil, nil
-	for i := range b.Exchanges {
-		if !exchanges[b.Exchanges[i].ExchangeID] {
-			out.Exchanges = append(out.Exchanges, b.Exchanges[i])
-		}
-	}
-	for i := range b.Bodies {
-		if !exchanges[b.Bodies[i].ExchangeID] {
-			out.Bodies = append(out.Bodies, b.Bodies[i])
-		}
-	}
-	for i := range b.Quarantine {
-		if !quarantine[b.Quarantine[i].Position] {
-			out.Quarantine = append(out.Quarantine, b.Quarantine[i])
-		}
-	}
+	out.Exchanges = keep(b.Exchanges, func(x *schema.Exchange) bool { return !exchanges[x.ExchangeID] })
+	out.Bodies = keep(b.Bodies, func(x *schema.Body) bool { return !exchanges[x.ExchangeID] })
+	out.Quarantine = keep(b.Quarantine, func(q *schema.Quarantined) bool { return !quarantine[q.Position] })
 	return &out
+}
+
+// keep returns the rows ok keeps: rows itself when it keeps all of them,
+// else a new array holding just those.
+func keep[T any](rows []T, ok func(*T) bool) []T {
+	n := 0
+	for i := range rows {
+		if ok(&rows[i]) {
+			n++
+		}
+	}
+	if n == len(rows) {
+		return rows
+	}
+	out := make([]T, 0, n)
+	for i := range rows {
+		if ok(&rows[i]) {
+			out = append(out, rows[i])
+		}
+	}
+	return out
 }
 
 // widen returns [lo, hi] widened to hold t; a zero lo is an empty range.

@@ -3,7 +3,9 @@ package chstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -299,5 +301,63 @@ func TestTornFirstBatchLoadsUnsure(t *testing.T) {
 	}
 	if state, err := s.LoadState(ctx, []string{"t/0"}); err != nil || len(state) != 0 {
 		t.Errorf("LoadState(t/0) = %+v (%v), want nothing", state, err)
+	}
+}
+
+// TestLeaveOut holds leaveOut to its contract: the rows named are gone
+// from every table they are in, the rest stay in order, the batch given
+// is unchanged, and a table with nothing to leave out is the same array.
+func TestLeaveOut(t *testing.T) {
+	b := &schema.Batch{Token: "t"}
+	for i := range 7 {
+		id := fmt.Sprintf("x%d", i)
+		b.Exchanges = append(b.Exchanges, schema.Exchange{ExchangeID: id})
+		if i%2 == 0 {
+			b.Bodies = append(b.Bodies, schema.Body{ExchangeID: id})
+		}
+	}
+	b.Quarantine = []schema.Quarantined{{Position: "p0"}, {Position: "p1"}}
+	before := *b
+	before.Exchanges = slices.Clone(b.Exchanges)
+	before.Bodies = slices.Clone(b.Bodies)
+
+	out := leaveOut(b, map[string]bool{"x0": true, "x3": true, "x6": true, "nope": true}, map[string]bool{"p9": true})
+	ids := func(xs []schema.Exchange) (s []string) {
+		for _, x := range xs {
+			s = append(s, x.ExchangeID)
+		}
+		return s
+	}
+	bodyIDs := func(xs []schema.Body) (s []string) {
+		for _, x := range xs {
+			s = append(s, x.ExchangeID)
+		}
+		return s
+	}
+	if got, want := ids(out.Exchanges), []string{"x1", "x2", "x4", "x5"}; !slices.Equal(got, want) {
+		t.Errorf("exchanges %v, want %v", got, want)
+	}
+	if got, want := bodyIDs(out.Bodies), []string{"x2", "x4"}; !slices.Equal(got, want) {
+		t.Errorf("bodies %v, want %v", got, want)
+	}
+	if len(out.Quarantine) != 2 || &out.Quarantine[0] != &b.Quarantine[0] {
+		t.Errorf("quarantine with nothing left out is not the same array: %v", out.Quarantine)
+	}
+	if out.Token != "t" {
+		t.Errorf("token %q, want t", out.Token)
+	}
+	if !slices.Equal(ids(b.Exchanges), ids(before.Exchanges)) || !slices.Equal(bodyIDs(b.Bodies), bodyIDs(before.Bodies)) || len(b.Quarantine) != 2 {
+		t.Errorf("the batch given was changed: %v %v", ids(b.Exchanges), bodyIDs(b.Bodies))
+	}
+	if cap(out.Exchanges) != len(out.Exchanges) {
+		t.Errorf("exchanges copied into %d places for %d rows", cap(out.Exchanges), len(out.Exchanges))
+	}
+
+	out = leaveOut(b, nil, map[string]bool{"p0": true})
+	if len(out.Exchanges) != 7 || &out.Exchanges[0] != &b.Exchanges[0] {
+		t.Error("exchanges with nothing left out were copied")
+	}
+	if len(out.Quarantine) != 1 || out.Quarantine[0].Position != "p1" {
+		t.Errorf("quarantine %v, want [p1]", out.Quarantine)
 	}
 }

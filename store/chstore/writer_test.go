@@ -325,3 +325,36 @@ func TestWriteOrdersStateAfterRows(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigCompression: LZ4 unless the DSN's compress= says otherwise;
+// the HTTP-only methods and unknown words are refused with the DSN masked.
+func TestConfigCompression(t *testing.T) {
+	cfg := DefaultConfig()
+	for query, want := range map[string]*clickhouse.Compression{
+		"":                                {Method: clickhouse.CompressionLZ4},
+		"?compress=none":                  nil,
+		"?compress=false":                 nil,
+		"?compress=0":                     nil,
+		"?compress=true":                  {Method: clickhouse.CompressionLZ4, Level: 3},
+		"?compress=LZ4":                   {Method: clickhouse.CompressionLZ4, Level: 3},
+		"?compress=lz4hc":                 {Method: clickhouse.CompressionLZ4HC, Level: 3},
+		"?compress=zstd":                  {Method: clickhouse.CompressionZSTD, Level: 3},
+		"?compress=zstd&compress_level=7": {Method: clickhouse.CompressionZSTD, Level: 7},
+		"?dial_timeout=3s":                {Method: clickhouse.CompressionLZ4},
+	} {
+		o, err := cfg.options("clickhouse://h:9000/db" + query)
+		if err != nil {
+			t.Errorf("%q: %v", query, err)
+			continue
+		}
+		if (o.Compression == nil) != (want == nil) || o.Compression != nil && *o.Compression != *want {
+			t.Errorf("%q: compression %+v, want %+v", query, o.Compression, want)
+		}
+	}
+	for _, bad := range []string{"gzip", "br", "deflate", "fast"} {
+		_, err := cfg.options("clickhouse://u:pw-S3cret@h:9000/db?compress=" + bad)
+		if err == nil || !strings.Contains(err.Error(), "compress="+bad) || strings.Contains(err.Error(), "pw-S3cret") {
+			t.Errorf("compress=%s: %v", bad, err)
+		}
+	}
+}
