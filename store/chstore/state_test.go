@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"testing"
@@ -359,5 +360,48 @@ func TestLeaveOut(t *testing.T) {
 	}
 	if len(out.Quarantine) != 1 || out.Quarantine[0].Position != "p1" {
 		t.Errorf("quarantine %v, want [p1]", out.Quarantine)
+	}
+}
+
+// TestStoredHalvesLookupMatchesOnlyItsIDs: the stored-halves lookup
+// answers for the ids it is given alone. An empty list binds as [”], and
+// before, that matched every stored half of the other kind in the range
+// (every NO_RESPONSE row for a batch without response halves), so each
+// such batch was copied whole for nothing.
+func TestStoredHalvesLookupMatchesOnlyItsIDs(t *testing.T) {
+	s, _ := openFresh(t, clickhousetest.DSN(t))
+	ctx := t.Context()
+	ts := time.Now().UTC().Add(-time.Hour).Truncate(time.Millisecond)
+	x := func(id, req, resp string, outcome classify.Outcome) schema.Exchange {
+		e := schema.Exchange{ExchangeID: id, RequestEventID: req, ResponseEventID: resp, TS: ts, EndTS: ts, Server: "kv"}
+		e.Outcome = outcome
+		return e
+	}
+	b := schema.Batch{Token: "1", Exchanges: []schema.Exchange{
+		x("x-7", "q-7", "", classify.NoResponse),
+		x("o-8", "", "r-8", classify.Success),
+		x("x-9", "q-9", "r-9", classify.ToolSuccess),
+	}}
+	if err := s.Write(ctx, &b); err != nil {
+		t.Fatal(err)
+	}
+	lo, hi := ts.Add(-time.Minute), ts.Add(time.Minute)
+	for _, tc := range []struct {
+		reqs, resps []string
+		want        []string
+	}{
+		{reqs: []string{"q-new"}},
+		{resps: []string{"r-new"}},
+		{reqs: []string{"q-7"}, resps: []string{"r-8"}}, // halves stored alone are no pairs
+		{reqs: []string{"q-9"}, want: []string{"q-9", "r-9"}},
+		{resps: []string{"r-9"}, want: []string{"q-9", "r-9"}},
+	} {
+		got, err := s.queryStoredHalves(ctx, lo, hi, tc.reqs, tc.resps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if keys := slices.Sorted(maps.Keys(got)); !slices.Equal(keys, tc.want) {
+			t.Errorf("requests %v, responses %v: paired %v, want %v", tc.reqs, tc.resps, keys, tc.want)
+		}
 	}
 }
