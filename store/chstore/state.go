@@ -24,7 +24,20 @@ var (
 	loadIntentsSQL string
 	//go:embed unsure_rows.sql
 	unsureRowsSQL string
+
+	// storedHalvesBy holds stored_halves.sql's two selects: by request
+	// ids, then by response ids.
+	storedHalvesBy = unionParts(storedHalvesSQL, 2)
 )
+
+// unionParts splits sql at its UNION ALL lines into want selects.
+func unionParts(sql string, want int) []string {
+	parts := strings.Split(strings.TrimSpace(sql), "\nUNION ALL\n")
+	if len(parts) != want {
+		panic(fmt.Sprintf("chstore: %d selects joined by UNION ALL lines, want %d", len(parts), want))
+	}
+	return parts
+}
 
 // halfSpan is how far apart in event time the two halves of one exchange
 // can be stored: the check of a batch's halves against stored exchanges
@@ -383,13 +396,25 @@ func widen(lo, hi, t time.Time) (time.Time, time.Time) {
 // responses) are stored in an exchange with their other half, within
 // [lo, hi].
 func (s *Store) queryStoredHalves(ctx context.Context, lo, hi time.Time, reqs, resps []string) (map[string]bool, error) {
-	rows, err := s.conn.Query(ctx, storedHalvesSQL, clickhouse.Named("lo", lo), clickhouse.Named("hi", hi),
-		clickhouse.Named("requests", nonEmpty(reqs)), clickhouse.Named("responses", nonEmpty(resps)))
+	var selects []string
+	args := []any{clickhouse.Named("lo", lo), clickhouse.Named("hi", hi)}
+	if len(reqs) > 0 {
+		selects = append(selects, storedHalvesBy[0])
+		args = append(args, clickhouse.Named("requests", reqs))
+	}
+	if len(resps) > 0 {
+		selects = append(selects, storedHalvesBy[1])
+		args = append(args, clickhouse.Named("responses", resps))
+	}
+	paired := map[string]bool{}
+	if len(selects) == 0 {
+		return paired, nil
+	}
+	rows, err := s.conn.Query(ctx, strings.Join(selects, "\nUNION ALL\n"), args...)
 	if err != nil {
 		return nil, fmt.Errorf("look up stored halves: %w", err)
 	}
 	defer rows.Close()
-	paired := map[string]bool{}
 	for rows.Next() {
 		var req, resp string
 		if err := rows.Scan(&req, &resp); err != nil {

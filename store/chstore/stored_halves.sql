@@ -1,13 +1,23 @@
--- Which halves of a batch (a response without its request, a request
--- without its response) are already stored paired with their other half,
+-- Which halves of a batch (a request without its response, a response
+-- without its request) are already stored paired with their other half,
 -- within [lo, hi]: the batch's halves' time range widened by the
--- longest time that can separate two halves. The bloom filters on the
--- event ids (migration 0012) skip the granules without them. Only rows
--- with both ids are pairs, and an empty list binds as [''], which must
--- match nothing: not every stored half of the other kind in the range.
+-- longest time that can separate two halves. Two selects, one per kind
+-- of half, each run only with ids to look up: a skip index answers for
+-- its own column alone, so the bloom filters of migration 0012 skip the
+-- granules without the ids only when each select tests one column (an
+-- OR across both read every granule of the range), and an empty list is
+-- left out rather than bound as [''], which the filters hold wherever a
+-- row lacks that half. Only rows with both ids are pairs.
 SELECT request_event_id, response_event_id
 FROM exchanges
 WHERE toStartOfHour(ts) >= toStartOfHour(@lo) AND toStartOfHour(ts) <= @hi
   AND ts >= @lo AND ts <= @hi
-  AND request_event_id != '' AND response_event_id != ''
-  AND (response_event_id IN @responses OR request_event_id IN @requests);
+  AND response_event_id != ''
+  AND request_event_id IN @requests
+UNION ALL
+SELECT request_event_id, response_event_id
+FROM exchanges
+WHERE toStartOfHour(ts) >= toStartOfHour(@lo) AND toStartOfHour(ts) <= @hi
+  AND ts >= @lo AND ts <= @hi
+  AND request_event_id != ''
+  AND response_event_id IN @responses
