@@ -33,8 +33,8 @@ var (
 )
 
 // halfSpan is how far apart in event time the two halves of one exchange
-// can be stored: the lookup of a re-read half's stored pair (stored.sql)
-// searches the batch's range widened by it. It covers any pair window up
+// can be stored: the lookup of a re-read orphan response's stored pair
+// (stored.sql) searches that far before the batch's orphans. It covers any pair window up
 // to 10 minutes plus lateness.
 const halfSpan = 15 * time.Minute
 
@@ -189,15 +189,20 @@ func (w *writer) stored(ctx context.Context, b *schema.Batch) (x, bodies map[str
 	return x, bodies, rows.Err()
 }
 
-// storedLookup is stored.sql's three queries: exchanges, bodies, halves.
+// storedLookup is stored.sql's four queries: exchanges, bodies, request
+// halves, response halves.
 var storedLookup = statements(storedSQL)
+
+// halfSlack widens the range searched for a request half's stored pair,
+// which has the request's own ts, and the range after an orphan
+// response, whose pair is older.
+const halfSlack = time.Minute
 
 // storedQuery is the lookup of the stored rows b can match, with its
 // arguments: the exchanges' query if b has exchanges, the bodies' if it
-// has bodies, and the halves' only if some exchange of b is a half. The
-// halves' query reads the batch's range widened by halfSpan on every
-// write; on production-shaped traffic no batch had a half (0 of 13), so
-// it searched the window's population for nothing.
+// has bodies, and a halves' query for each kind of half b has: requests
+// within their own range, orphan responses within theirs widened by
+// halfSpan into the past.
 func storedQuery(b *schema.Batch, lo, hi time.Time) (string, []any) {
 	var parts []string
 	var args []any
@@ -210,14 +215,42 @@ func storedQuery(b *schema.Batch, lo, hi time.Time) (string, []any) {
 	if len(parts) > 0 {
 		args = append(args, sql.Named("lo", lo), sql.Named("hi", hi))
 	}
+	var req, resp span
 	for i := range b.Exchanges {
-		if halfEvent(&b.Exchanges[i]) != "" {
-			parts = append(parts, storedLookup[2])
-			args = append(args, sql.Named("wlo", lo.Add(-halfSpan)), sql.Named("whi", hi.Add(halfSpan)))
-			break
+		x := &b.Exchanges[i]
+		switch id, isResp := x.HalfEvent(); {
+		case id == "":
+		case isResp:
+			resp.see(stamp(x.TS))
+		default:
+			req.see(stamp(x.TS))
 		}
 	}
+	if req.set {
+		parts = append(parts, storedLookup[2])
+		args = append(args, sql.Named("qlo", req.lo.Add(-halfSlack)), sql.Named("qhi", req.hi.Add(halfSlack)))
+	}
+	if resp.set {
+		parts = append(parts, storedLookup[3])
+		args = append(args, sql.Named("plo", resp.lo.Add(-halfSpan)), sql.Named("phi", resp.hi.Add(halfSlack)))
+	}
 	return strings.Join(parts, "\nUNION ALL\n"), args
+}
+
+// span is the range of the times it has seen.
+type span struct {
+	lo, hi time.Time
+	set    bool
+}
+
+func (s *span) see(t time.Time) {
+	if !s.set || t.Before(s.lo) {
+		s.lo = t
+	}
+	if !s.set || t.After(s.hi) {
+		s.hi = t
+	}
+	s.set = true
 }
 
 // halfEvent is the one event id of an exchange that has only a request or
@@ -271,27 +304,17 @@ func (w *writer) writeState(ctx context.Context, st *schema.State) error {
 
 // tsRange is the span of the stored ts of a batch's exchanges and bodies.
 func tsRange(b *schema.Batch) (lo, hi time.Time) {
-	first := true
-	see := func(t time.Time) {
-		t = stamp(t)
-		if first || t.Before(lo) {
-			lo = t
-		}
-		if first || t.After(hi) {
-			hi = t
-		}
-		first = false
-	}
+	var s span
 	for i := range b.Exchanges {
-		see(b.Exchanges[i].TS)
+		s.see(stamp(b.Exchanges[i].TS))
 	}
 	for i := range b.Bodies {
-		see(b.Bodies[i].TS)
+		s.see(stamp(b.Bodies[i].TS))
 	}
-	if first {
-		lo, hi = stamp(time.Time{}), stamp(time.Time{})
+	if !s.set {
+		return stamp(time.Time{}), stamp(time.Time{})
 	}
-	return lo, hi
+	return s.lo, s.hi
 }
 
 // appendBatch appends the new exchanges and bodies to their tables and
