@@ -49,13 +49,9 @@ func BenchmarkKafkaToClickHouseVsOtelcol(b *testing.B) {
 	brokers := kafkatest.Brokers(b)
 	dsn := clickhousetest.DSN(b)
 	httpURL := clickhousetest.HTTPURL(b)
-	minutes := 31.0
-	if s := os.Getenv("MCPLENS_BENCH_MINUTES"); s != "" {
-		m, err := strconv.ParseFloat(s, 64)
-		if err != nil || m <= 0 {
-			b.Fatalf("MCPLENS_BENCH_MINUTES=%q: want a positive number of minutes", s)
-		}
-		minutes = m
+	minutes, err := loadgen.BenchMinutes()
+	if err != nil {
+		b.Fatal(err)
 	}
 	core := "1"
 	if s := os.Getenv("MCPLENS_BENCH_CORE"); s != "" {

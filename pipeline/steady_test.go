@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
@@ -47,23 +46,11 @@ func BenchmarkSteadyState(b *testing.B) {
 	if os.Getenv("GOGC") == "" {
 		defer debug.SetGCPercent(debug.SetGCPercent(memlimit.DefaultGCPercent))
 	}
-	minutes := 31
-	if s := os.Getenv("MCPLENS_BENCH_MINUTES"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n <= 0 {
-			b.Fatalf("MCPLENS_BENCH_MINUTES=%q: want a positive number of minutes", s)
-		}
-		minutes = n
-	}
-	cfg, err := loadgen.BenchConfig(1, float64(minutes))
+	load, err := loadgen.WriteBench(b.TempDir(), 1)
 	if err != nil {
 		b.Fatal(err)
 	}
-	path := filepath.Join(b.TempDir(), "steady.ndjson")
-	truth, err := loadgen.WriteFile(path, cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
+	path, cfg, truth, minutes := load.Path, load.Config, load.Truth, load.Minutes
 	lines := truth.Lines
 	var probe *thirds
 	for b.Loop() {
@@ -116,7 +103,7 @@ func BenchmarkSteadyState(b *testing.B) {
 	}
 	b.ReportMetric(float64(peak)/1024, "peak-rss-MB")
 	b.ReportMetric(float64(lines), "events")
-	b.ReportMetric(float64(minutes), "event-minutes")
+	b.ReportMetric(minutes, "event-minutes")
 }
 
 // naiveEvery is how often thirds decodes a line for the yardstick.

@@ -92,6 +92,7 @@ func run(in io.Reader, out io.Writer) error {
 			strings.TrimPrefix(r.name, "Benchmark"), r.nsOp, r.allocs, 1e9/r.nsOp, ratio, strings.Join(r.extra, ", "))
 	}
 	steadyTable(out, rows)
+	duckSteadyTable(out, rows)
 	windowTable(out, rows)
 	otelTable(out, rows)
 	return nil

@@ -55,6 +55,27 @@ func steadyTable(out io.Writer, rows []row) {
 	}
 }
 
+// duckSteadyTable prints BenchmarkLoadgenToDuckDBSteady as throughput
+// per third of the run, with the goals beside.
+func duckSteadyTable(out io.Writer, rows []row) {
+	for _, r := range rows {
+		if r.name != "BenchmarkLoadgenToDuckDBSteady" {
+			continue
+		}
+		m := r.metrics()
+		fmt.Fprintf(out, "\nFile -> DuckDB: %.0f events, %.0f minutes of event time, one core (DuckDB's threads too)\n\n",
+			m["events"], m["event-minutes"])
+		fmt.Fprintln(out, "| third of the run | events per wall second | events per CPU second |")
+		fmt.Fprintln(out, "|---|---|---|")
+		for _, th := range []string{"1st", "2nd", "3rd"} {
+			fmt.Fprintf(out, "| %s | %.0f | %.0f |\n", th, m["events/s-"+th], m["events/cpu-s-"+th])
+		}
+		fmt.Fprintf(out, "\n| figure | measured | goal |\n|---|---|---|\n")
+		fmt.Fprintf(out, "| last third / first third | %.2f | >= 0.9 |\n", m["3rd/1st"])
+		fmt.Fprintf(out, "| whole run, events per second | %.0f | >= 50,000 |\n", m["events/s"])
+	}
+}
+
 // windowTable prints BenchmarkWindowCost as ns per operation of each stage
 // at 1x, 3x and 10x the window population.
 func windowTable(out io.Writer, rows []row) {

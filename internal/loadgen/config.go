@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -176,6 +177,21 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&c.NestedShare, "nested-share", d.NestedShare, `share of lines with the nested {"http":{...}} spelling`)
 	fs.Float64Var(&c.NoResponseShare, "no-response", d.NoResponseShare, "share of requests never answered")
 	fs.Float64Var(&c.ToolErrorShare, "tool-errors", d.ToolErrorShare, "share of calls whose result has isError")
+}
+
+// BenchMinutes is the event time of the long benchmarks, in minutes:
+// MCPLENS_BENCH_MINUTES if set, else 31, three times the 10-minute chain
+// and dedupe windows.
+func BenchMinutes() (float64, error) {
+	s := os.Getenv("MCPLENS_BENCH_MINUTES")
+	if s == "" {
+		return 31, nil
+	}
+	m, err := strconv.ParseFloat(s, 64)
+	if err != nil || m <= 0 {
+		return 0, fmt.Errorf("MCPLENS_BENCH_MINUTES=%q: want a positive number of minutes", s)
+	}
+	return m, nil
 }
 
 // BenchConfig is the load of the long benchmarks: seed, minutes of event

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -87,4 +88,27 @@ func (g *Generator) Produce(ctx context.Context, brokers []string, topic string)
 		}
 	}
 	return flush()
+}
+
+// BenchLoad is the long benchmarks' traffic, written to a file.
+type BenchLoad struct {
+	Path    string
+	Config  Config
+	Truth   *Truth
+	Minutes float64 // of event time
+}
+
+// WriteBench writes the long benchmarks' load (BenchMinutes of
+// BenchConfig with seed) to a file in dir.
+func WriteBench(dir string, seed uint64) (BenchLoad, error) {
+	l := BenchLoad{Path: filepath.Join(dir, "steady.ndjson")}
+	var err error
+	if l.Minutes, err = BenchMinutes(); err != nil {
+		return l, err
+	}
+	if l.Config, err = BenchConfig(seed, l.Minutes); err != nil {
+		return l, err
+	}
+	l.Truth, err = WriteFile(l.Path, l.Config)
+	return l, err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"runtime"
+	"syscall"
 	"testing"
 	"time"
 
@@ -66,4 +67,94 @@ func BenchmarkFreshnessDuckDB(b *testing.B) {
 		}
 		return s, func() { s.Close() }
 	})
+}
+
+// BenchmarkLoadgenToDuckDBSteady is BenchmarkLoadgenToDuckDB over the long
+// benchmarks' traffic (loadgen.BenchConfig: 31 minutes of event time at
+// 1,000 calls/s unless MCPLENS_BENCH_MINUTES or MCPLENS_BENCH_LOAD say
+// otherwise), three times the 10-minute windows, with events per wall and
+// per CPU second (the process's, DuckDB's threads included) for each
+// third of the input: a cost that grows with the stored rows (a lookup
+// that searches them) shows as a last third slower than the first. Run it
+// with -benchtime=1x.
+func BenchmarkLoadgenToDuckDBSteady(b *testing.B) {
+	load, err := loadgen.WriteBench(b.TempDir(), 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	path, cfg, truth, minutes := load.Path, load.Config, load.Truth, load.Minutes
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	var p *thirdsProbe
+	for b.Loop() {
+		s, err := Open(context.Background(), filepath.Join(b.TempDir(), "s.duckdb"), Options{Threads: 1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		src, err := pipeline.NewFileSource(path, pipeline.FileSourceConfig{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		p = &thirdsProbe{Source: src, total: truth.Lines}
+		engCfg := pipeline.DefaultConfig()
+		engCfg.Correlator.PairWindow = cfg.PairWindow(engCfg.Correlator.PairWindow)
+		eng, err := pipeline.New(engCfg, pipeline.Deps{Source: p, Sink: s, Logger: zerolog.Nop()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		p.mark()
+		if err := eng.Run(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		p.mark() // the end: every row committed
+		var n int
+		if err := s.DB().QueryRow("SELECT count(*) FROM exchanges").Scan(&n); err != nil || n != truth.Exchanges {
+			b.Fatalf("stored %d exchanges (%v), the load has %d calls", n, err, truth.Exchanges)
+		}
+		src.Close()
+		s.Close()
+	}
+	third := float64(truth.Lines) / 3
+	var cpu, wall [3]float64
+	for i := range 3 {
+		cpu[i] = third / (p.cpu[i+1] - p.cpu[i]).Seconds()
+		wall[i] = third / p.wall[i+1].Sub(p.wall[i]).Seconds()
+	}
+	for i, name := range []string{"1st", "2nd", "3rd"} {
+		b.ReportMetric(cpu[i], "events/cpu-s-"+name)
+		b.ReportMetric(wall[i], "events/s-"+name)
+	}
+	b.ReportMetric(wall[2]/wall[0], "3rd/1st")
+	b.ReportMetric(float64(truth.Lines)/p.wall[3].Sub(p.wall[0]).Seconds(), "events/s")
+	b.ReportMetric(float64(truth.Lines)/(p.cpu[3]-p.cpu[0]).Seconds(), "events/cpu-s")
+	b.ReportMetric(float64(truth.Lines), "events")
+	b.ReportMetric(minutes, "event-minutes")
+}
+
+// thirdsProbe is a Source that notes the process's CPU time and the wall
+// clock at the start, when a third and two thirds of the lines have been
+// fetched, and at the end (mark).
+type thirdsProbe struct {
+	pipeline.Source
+	total, n int
+	cpu      []time.Duration
+	wall     []time.Time
+}
+
+func (p *thirdsProbe) Fetch(ctx context.Context) (pipeline.Message, error) {
+	m, err := p.Source.Fetch(ctx)
+	if err == nil {
+		p.n++
+		if p.n == p.total/3 || p.n == 2*p.total/3 {
+			p.mark()
+		}
+	}
+	return m, err
+}
+
+func (p *thirdsProbe) mark() {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
+		p.cpu = append(p.cpu, time.Duration(ru.Utime.Nano()+ru.Stime.Nano()))
+	}
+	p.wall = append(p.wall, time.Now())
 }
