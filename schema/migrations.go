@@ -146,7 +146,7 @@ func render(e Engine, name, src string, opts Options) ([]string, error) {
 	if err := t.Execute(&buf, opts); err != nil {
 		return nil, fmt.Errorf("render migration %q: %w", name, err)
 	}
-	return splitStatements(buf.String()), nil
+	return SplitStatements(buf.String()), nil
 }
 
 func prefixComma(s string) string {
@@ -156,9 +156,10 @@ func prefixComma(s string) string {
 	return ", " + s
 }
 
-// splitStatements cuts SQL text at lines ending in ';' and drops comment
-// lines and blank statements.
-func splitStatements(sql string) []string {
+// SplitStatements cuts SQL text at lines ending in ';' and drops comment
+// lines and blank statements: the migrations, and the stores' embedded
+// queries.
+func SplitStatements(sql string) []string {
 	var out []string
 	var cur []string
 	flush := func() {

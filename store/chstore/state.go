@@ -27,17 +27,8 @@ var (
 
 	// storedHalvesBy holds stored_halves.sql's two selects: by request
 	// ids, then by response ids.
-	storedHalvesBy = unionParts(storedHalvesSQL, 2)
+	storedHalvesBy = schema.SplitStatements(storedHalvesSQL)
 )
-
-// unionParts splits sql at its UNION ALL lines into want selects.
-func unionParts(sql string, want int) []string {
-	parts := strings.Split(strings.TrimSpace(sql), "\nUNION ALL\n")
-	if len(parts) != want {
-		panic(fmt.Sprintf("chstore: %d selects joined by UNION ALL lines, want %d", len(parts), want))
-	}
-	return parts
-}
 
 // halfSpan is how far apart in event time the two halves of one exchange
 // can be stored: the check of a batch's halves against stored exchanges

@@ -7,17 +7,17 @@
 -- granules without the ids only when each select tests one column (an
 -- OR across both read every granule of the range), and an empty list is
 -- left out rather than bound as [''], which the filters hold wherever a
--- row lacks that half. Only rows with both ids are pairs.
+-- row lacks that half. Only rows with both ids are pairs. The sink joins
+-- the selects it needs with UNION ALL.
 SELECT request_event_id, response_event_id
 FROM exchanges
 WHERE toStartOfHour(ts) >= toStartOfHour(@lo) AND toStartOfHour(ts) <= @hi
   AND ts >= @lo AND ts <= @hi
   AND response_event_id != ''
-  AND request_event_id IN @requests
-UNION ALL
+  AND request_event_id IN @requests;
 SELECT request_event_id, response_event_id
 FROM exchanges
 WHERE toStartOfHour(ts) >= toStartOfHour(@lo) AND toStartOfHour(ts) <= @hi
   AND ts >= @lo AND ts <= @hi
   AND request_event_id != ''
-  AND response_event_id IN @responses
+  AND response_event_id IN @responses;

@@ -118,7 +118,7 @@ func BenchmarkEndToEnd(b *testing.B) {
 
 // loadBench fills a store with the generated million exchanges.
 func loadBench(b *testing.B, s *Store, start time.Time) {
-	for _, stmt := range statements(benchExchangesSQL) {
+	for _, stmt := range schema.SplitStatements(benchExchangesSQL) {
 		var args []any
 		if strings.Contains(stmt, "$start") {
 			args = append(args, sql.Named("start", start))

@@ -27,7 +27,7 @@ func (s *Store) LoadState(ctx context.Context, streams []string) ([]schema.Strea
 }
 
 func (s *Store) loadState(ctx context.Context) ([]schema.StreamState, error) {
-	stmts := statements(loadStateSQL)
+	stmts := schema.SplitStatements(loadStateSQL)
 	rows, err := s.db.QueryContext(ctx, stmts[0])
 	if err != nil {
 		return nil, fmt.Errorf("load ingest streams of %q: %w", s.path, err)

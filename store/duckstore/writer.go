@@ -50,12 +50,12 @@ func newWriter(ctx context.Context, db *sql.DB) (*writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("writer connection: %w", err)
 	}
-	for _, stmt := range statements(stageSQL) {
+	for _, stmt := range schema.SplitStatements(stageSQL) {
 		if _, err := conn.ExecContext(ctx, stmt); err != nil {
 			return nil, errors.Join(fmt.Errorf("create staging tables: %w", err), conn.Close())
 		}
 	}
-	return &writer{conn: conn, merge: statements(mergeSQL), clear: statements(clearSQL)}, nil
+	return &writer{conn: conn, merge: schema.SplitStatements(mergeSQL), clear: schema.SplitStatements(clearSQL)}, nil
 }
 
 func (w *writer) close() error { return w.conn.Close() }
@@ -191,7 +191,7 @@ func (w *writer) stored(ctx context.Context, b *schema.Batch) (x, bodies map[str
 
 // storedLookup is stored.sql's four queries: exchanges, bodies, request
 // halves, response halves.
-var storedLookup = statements(storedSQL)
+var storedLookup = schema.SplitStatements(storedSQL)
 
 // halfSlack widens the range searched for a request half's stored pair,
 // which has the request's own ts, and the range after an orphan
@@ -394,24 +394,6 @@ func appendRows(conn driver.Conn, catalog, table string, n int, fill func(i int,
 	return nil
 }
 
-// statements splits a .sql file at lines ending in ';', dropping comments.
-func statements(sql string) []string {
-	var out []string
-	var cur []string
-	for _, line := range strings.Split(sql, "\n") {
-		t := strings.TrimSpace(line)
-		if t == "" || strings.HasPrefix(t, "--") {
-			continue
-		}
-		cur = append(cur, strings.TrimSuffix(t, ";"))
-		if strings.HasSuffix(t, ";") {
-			out = append(out, strings.Join(cur, "\n"))
-			cur = cur[:0]
-		}
-	}
-	return out
-}
-
 // maybePrune deletes rows past the retention, at most once per
 // PruneEvery. A failure is logged, not returned: the batch is stored.
 func (s *Store) maybePrune(ctx context.Context) {
@@ -443,7 +425,7 @@ func (s *Store) prune(ctx context.Context) error {
 		return newest.Time.Add(-d)
 	}
 	start := time.Now()
-	for _, stmt := range statements(pruneSQL) {
+	for _, stmt := range schema.SplitStatements(pruneSQL) {
 		if _, err := s.w.conn.ExecContext(ctx, stmt,
 			sql.Named("exchanges_before", keep(s.opts.Retention)), sql.Named("bodies_before", keep(s.opts.BodyRetention))); err != nil {
 			return fmt.Errorf("prune: %w", err)
