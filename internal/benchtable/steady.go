@@ -22,14 +22,22 @@ func (r row) metrics() map[string]float64 {
 	return m
 }
 
+// figureHeader opens the table of figures against the goals.
+const figureHeader = "\n| figure | measured | goal |\n|---|---|---|\n"
+
+// eachRun calls fn with the custom metrics of every row of benchmark name.
+func eachRun(rows []row, name string, fn func(m map[string]float64)) {
+	for _, r := range rows {
+		if r.name == name {
+			fn(r.metrics())
+		}
+	}
+}
+
 // steadyTable prints BenchmarkSteadyState as throughput and RSS per third
 // of the run, with the goals beside the ratios.
 func steadyTable(out io.Writer, rows []row) {
-	for _, r := range rows {
-		if r.name != "BenchmarkSteadyState" {
-			continue
-		}
-		m := r.metrics()
+	eachRun(rows, "BenchmarkSteadyState", func(m map[string]float64) {
 		fmt.Fprintf(out, "\nSteady state: %.0f events, %.0f minutes of event time at 1,000 calls/s, file -> stdout, one core\n\n",
 			m["events"], m["event-minutes"])
 		fmt.Fprintln(out, "| third of the run | events per CPU second | events per wall second | RSS at its end (MB) |")
@@ -41,7 +49,7 @@ func steadyTable(out io.Writer, rows []row) {
 			}
 			fmt.Fprintf(out, "| %s | %.0f | %s | %.0f |\n", th, m["events/cpu-s-"+th], wall, m["rss-MB-"+th])
 		}
-		fmt.Fprintf(out, "\n| figure | measured | goal |\n|---|---|---|\n")
+		fmt.Fprint(out, figureHeader)
 		fmt.Fprintf(out, "| last third / first third | %.2f | >= 0.9 |\n", m["3rd/1st"])
 		if v, ok := m["naive-3rd/1st"]; ok {
 			fmt.Fprintf(out, "| the same for the interleaved decode (how far the machine's speed moved) | %.2f | |\n", v)
@@ -52,17 +60,13 @@ func steadyTable(out io.Writer, rows []row) {
 			fmt.Fprintf(out, "| the same, the decode of the whole file after the run | %.2f (%.0f events per CPU second) | |\n", v, m["naive-after-events/cpu-s"])
 		}
 		fmt.Fprintf(out, "| peak RSS | %.0f MB | flat once windows are full; < 300 MB for 1M events |\n", m["peak-rss-MB"])
-	}
+	})
 }
 
 // duckSteadyTable prints BenchmarkLoadgenToDuckDBSteady as throughput
 // per third of the run, with the goals beside.
 func duckSteadyTable(out io.Writer, rows []row) {
-	for _, r := range rows {
-		if r.name != "BenchmarkLoadgenToDuckDBSteady" {
-			continue
-		}
-		m := r.metrics()
+	eachRun(rows, "BenchmarkLoadgenToDuckDBSteady", func(m map[string]float64) {
 		fmt.Fprintf(out, "\nFile -> DuckDB: %.0f events, %.0f minutes of event time, one core (DuckDB's threads too)\n\n",
 			m["events"], m["event-minutes"])
 		fmt.Fprintln(out, "| third of the run | events per wall second | events per CPU second |")
@@ -70,10 +74,10 @@ func duckSteadyTable(out io.Writer, rows []row) {
 		for _, th := range []string{"1st", "2nd", "3rd"} {
 			fmt.Fprintf(out, "| %s | %.0f | %.0f |\n", th, m["events/s-"+th], m["events/cpu-s-"+th])
 		}
-		fmt.Fprintf(out, "\n| figure | measured | goal |\n|---|---|---|\n")
+		fmt.Fprint(out, figureHeader)
 		fmt.Fprintf(out, "| last third / first third | %.2f | >= 0.9 |\n", m["3rd/1st"])
 		fmt.Fprintf(out, "| whole run, events per second | %.0f | >= 50,000 |\n", m["events/s"])
-	}
+	})
 }
 
 // windowTable prints BenchmarkWindowCost as ns per operation of each stage
