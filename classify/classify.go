@@ -173,7 +173,7 @@ func (c *classifier) jsonBody(body []byte, via string) {
 			return
 		}
 		c.r.ErrorMessage = truncate(err.Error())
-		c.set(MalformedJSON, ClassNone, via+"-malformed")
+		c.set(MalformedJSON, ClassNone, rule(via, "malformed"))
 		return
 	}
 	switch {

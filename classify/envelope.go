@@ -9,16 +9,16 @@ import (
 // well-formed error object, the id), then the error code or the result.
 func (c *classifier) message(v *fastjson.Value, via string) {
 	if v.Type() != fastjson.TypeObject {
-		c.set(InvalidEnvelope, NotAResponse, via+"-not-object")
+		c.set(InvalidEnvelope, NotAResponse, rule(via, "not-object"))
 		return
 	}
 	if class, ok := c.envelope(v); !ok {
-		c.set(InvalidEnvelope, class, via+"-envelope")
+		c.set(InvalidEnvelope, class, rule(via, "envelope"))
 		return
 	}
 	if e := v.Get("error"); e != nil {
 		c.rpcError(e)
-		c.r.Rule = via + "-jsonrpc-error"
+		c.r.Rule = rule(via, "jsonrpc-error")
 		return
 	}
 	c.result(v.Get("result"), via)
@@ -158,9 +158,9 @@ func looksLikeToolResult(res *fastjson.Value) bool {
 func (c *classifier) result(res *fastjson.Value, via string) {
 	if res.Type() != fastjson.TypeObject {
 		if c.q.isToolCall() {
-			c.set(InvalidToolResult, ResultNotObject, via+"-tool-result-not-object")
+			c.set(InvalidToolResult, ResultNotObject, rule(via, "tool-result-not-object"))
 		} else {
-			c.set(InvalidEnvelope, ResultNotObject, via+"-result-not-object")
+			c.set(InvalidEnvelope, ResultNotObject, rule(via, "result-not-object"))
 		}
 		return
 	}
@@ -175,20 +175,20 @@ func (c *classifier) result(res *fastjson.Value, via string) {
 	// resultType (2026-07-28): absent means "complete".
 	if rt := res.Get("resultType"); rt != nil {
 		if rt.Type() != fastjson.TypeString {
-			c.set(invalid, UnknownResultType, via+"-result-type")
+			c.set(invalid, UnknownResultType, rule(via, "result-type"))
 			return
 		}
 		switch string(rt.GetStringBytes()) {
 		case "complete":
 		case "input_required":
 			if !res.Exists("inputRequests") && !res.Exists("requestState") {
-				c.set(invalid, BadInputRequest, via+"-input-required-empty")
+				c.set(invalid, BadInputRequest, rule(via, "input-required-empty"))
 				return
 			}
-			c.set(InputRequired, ClassNone, via+"-input-required")
+			c.set(InputRequired, ClassNone, rule(via, "input-required"))
 			return
 		default:
-			c.set(invalid, UnknownResultType, via+"-result-type")
+			c.set(invalid, UnknownResultType, rule(via, "result-type"))
 			return
 		}
 	}
@@ -198,26 +198,26 @@ func (c *classifier) result(res *fastjson.Value, via string) {
 		}
 	}
 	if !tool {
-		c.set(Success, ClassNone, via+"-result")
+		c.set(Success, ClassNone, rule(via, "result"))
 		return
 	}
 	content := res.Get("content")
 	if content == nil || content.Type() != fastjson.TypeArray {
-		c.set(InvalidToolResult, ContentNotArray, via+"-content-not-array")
+		c.set(InvalidToolResult, ContentNotArray, rule(via, "content-not-array"))
 		return
 	}
 	isErr := res.Get("isError")
 	if isErr != nil && isErr.Type() != fastjson.TypeTrue && isErr.Type() != fastjson.TypeFalse {
-		c.set(InvalidToolResult, IsErrorNotBoolean, via+"-iserror-not-boolean")
+		c.set(InvalidToolResult, IsErrorNotBoolean, rule(via, "iserror-not-boolean"))
 		return
 	}
 	if isErr == nil || isErr.Type() == fastjson.TypeFalse {
-		c.set(ToolSuccess, ClassNone, via+"-tool-result")
+		c.set(ToolSuccess, ClassNone, rule(via, "tool-result"))
 		return
 	}
 	text := firstText(content)
 	c.r.ErrorMessage = truncateBytes(text)
-	c.set(ToolError, toolTextClass(text), via+"-tool-iserror")
+	c.set(ToolError, toolTextClass(text), rule(via, "tool-iserror"))
 }
 
 // firstText returns the text of the first text content block.

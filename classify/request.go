@@ -136,7 +136,7 @@ func describeMessage(v *fastjson.Value, q *request) {
 
 // describeRequest fills the request-side fields of r.
 func describeRequest(q *request, h Header, r *Result) {
-	r.Method = string(q.method)
+	r.Method = intern(q.method)
 	r.Batch = q.batch
 	r.Notification = q.notification
 	if q.shape == reqSingle && q.id.present() && !q.isResponse {
@@ -155,15 +155,15 @@ func describeRequest(q *request, h Header, r *Result) {
 	}
 	if q.isToolCall() {
 		if n := params.Get("name"); n != nil && n.Type() == fastjson.TypeString {
-			r.ToolName = string(n.GetStringBytes())
+			r.ToolName = intern(n.GetStringBytes())
 		}
 	}
 	if r.ProtocolVersion == "" {
 		if v := params.Get("_meta", "io.modelcontextprotocol/protocolVersion"); v != nil && v.Type() == fastjson.TypeString {
-			r.ProtocolVersion = string(v.GetStringBytes())
+			r.ProtocolVersion = intern(v.GetStringBytes())
 		} else if string(q.method) == "initialize" {
 			if v := params.Get("protocolVersion"); v != nil && v.Type() == fastjson.TypeString {
-				r.ProtocolVersion = string(v.GetStringBytes())
+				r.ProtocolVersion = intern(v.GetStringBytes())
 			}
 		}
 	}
