@@ -46,6 +46,7 @@ type clients struct {
 	byKey map[string]*list.Element
 	lru   list.List // of *clientEntry, most recently seen first
 	p     fastjson.Parser
+	kbuf  []byte // keyOf's scratch
 }
 
 type clientEntry struct {
@@ -63,9 +64,9 @@ func newClients(cfg ClientConfig) *clients {
 // from what its session said before.
 func (c *clients) Identify(rec *schema.Exchange, body *schema.Body) {
 	c.expire(rec.TS)
-	key := ""
+	var key []byte
 	if rec.SessionID != "" {
-		key = rec.Server + "\x00" + rec.SessionID
+		key = c.keyOf(rec.Server, rec.SessionID)
 	}
 	if body != nil {
 		if name, version, ok := c.wireInfo(body.RequestBody); ok {
@@ -74,10 +75,10 @@ func (c *clients) Identify(rec *schema.Exchange, body *schema.Body) {
 			return
 		}
 	}
-	if key == "" {
+	if key == nil {
 		return
 	}
-	if el, ok := c.byKey[key]; ok {
+	if el, ok := c.byKey[string(key)]; ok {
 		e := el.Value.(*clientEntry)
 		rec.ClientName, rec.ClientVersion = e.name, e.version
 		c.touch(el, rec.TS)
@@ -91,12 +92,12 @@ func (c *clients) Seed(rec *schema.Exchange) {
 	if rec.SessionID == "" || rec.ClientName == "" {
 		return
 	}
-	key := rec.Server + "\x00" + rec.SessionID
+	key := c.keyOf(rec.Server, rec.SessionID)
 	if rec.Method == "initialize" {
 		c.remember(key, rec.ClientName, rec.ClientVersion, rec.TS, true)
 		return
 	}
-	if el, ok := c.byKey[key]; ok {
+	if el, ok := c.byKey[string(key)]; ok {
 		c.touch(el, rec.TS)
 		return
 	}
@@ -105,7 +106,7 @@ func (c *clients) Seed(rec *schema.Exchange) {
 
 // started returns when a session remembered here was first seen.
 func (c *clients) started(server, session string) (time.Time, bool) {
-	el, ok := c.byKey[server+"\x00"+session]
+	el, ok := c.byKey[string(c.keyOf(server, session))]
 	if !ok {
 		return time.Time{}, false
 	}
@@ -115,7 +116,7 @@ func (c *clients) started(server, session string) (time.Time, bool) {
 // lastSeen returns the request time of the latest exchange of a session
 // remembered here.
 func (c *clients) lastSeen(server, session string) (time.Time, bool) {
-	el, ok := c.byKey[server+"\x00"+session]
+	el, ok := c.byKey[string(c.keyOf(server, session))]
 	if !ok {
 		return time.Time{}, false
 	}
@@ -125,11 +126,19 @@ func (c *clients) lastSeen(server, session string) (time.Time, bool) {
 // Len returns the number of sessions remembered.
 func (c *clients) Len() int { return len(c.byKey) }
 
-func (c *clients) remember(key, name, version string, ts time.Time, fromWire bool) {
-	if key == "" {
+// keyOf returns a session's key, server NUL session, in the scratch
+// buffer: valid until the next call. A lookup with it allocates nothing;
+// remember copies it when it adds an entry.
+func (c *clients) keyOf(server, session string) []byte {
+	c.kbuf = append(append(append(c.kbuf[:0], server...), 0), session...)
+	return c.kbuf
+}
+
+func (c *clients) remember(key []byte, name, version string, ts time.Time, fromWire bool) {
+	if key == nil {
 		return
 	}
-	if el, ok := c.byKey[key]; ok {
+	if el, ok := c.byKey[string(key)]; ok {
 		e := el.Value.(*clientEntry)
 		if fromWire || !e.fromWire {
 			e.name, e.version, e.fromWire = name, version, fromWire
@@ -140,7 +149,8 @@ func (c *clients) remember(key, name, version string, ts time.Time, fromWire boo
 	if len(c.byKey) >= c.cfg.MaxSessions {
 		c.drop(c.lru.Back())
 	}
-	c.byKey[key] = c.lru.PushFront(&clientEntry{key: key, name: name, version: version, seen: ts, first: ts, fromWire: fromWire})
+	k := string(key)
+	c.byKey[k] = c.lru.PushFront(&clientEntry{key: k, name: name, version: version, seen: ts, first: ts, fromWire: fromWire})
 }
 
 func (c *clients) touch(el *list.Element, ts time.Time) {

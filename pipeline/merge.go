@@ -12,8 +12,9 @@ import (
 
 // group is one HTTP exchange as one or more observers saw it.
 type group struct {
-	keys []gkey    // its keys in the merge set's indexes
-	ts   time.Time // the earliest request time of its views
+	keys  []gkey    // its keys in the merge set's indexes
+	keys3 [3]gkey   // keys's storage while it holds up to three (most groups)
+	ts    time.Time // the earliest request time of its views
 	// due is when, in event time, the group stops waiting for more views:
 	// the merge window after the latest time a view completed. A view is
 	// logged when its exchange completes, so a window counted from the
@@ -236,6 +237,7 @@ func (m *mergeSet) add(o *observation, h *groupHeap) {
 	m.seq++
 	m.n++
 	g = &group{ts: o.ts, due: m.due(o), seq: m.seq, heap: h}
+	g.keys = g.keys3[:0]
 	g.obs1[0] = o
 	g.obs = g.obs1[:]
 	heap.Push(h, g)
