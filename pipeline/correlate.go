@@ -149,8 +149,8 @@ func (c *correlator) Add(ev *schema.Event, pos Position) {
 func (c *correlator) add(ev *schema.Event, pos Position, saved bool) {
 	st := c.stream(pos)
 	st.lastInput = c.now()
-	if ev.TS.After(st.maxTS) {
-		st.maxTS = ev.TS
+	if ts := c.merging.refTS(ev); ts.After(st.maxTS) {
+		st.maxTS = ts
 	}
 	if ev.Kind == schema.KindExchange {
 		o := &observation{req: ev, resp: ev, ts: ev.TS}

@@ -115,6 +115,7 @@ type mergeSet struct {
 	byWire      map[hkey][]*group
 	wireCancels map[hkey][]*group
 	offsets     map[string]clock
+	obsKey      []byte // refTS's scratch for an observer key
 	// pairWindow is the correlator's: how long a request waits for its
 	// response (bounds a cancel's wait for the calls it may name).
 	pairWindow time.Duration
@@ -208,7 +209,7 @@ func (m *mergeSet) add(o *observation, h *groupHeap) {
 	if idKey != (hkey{}) {
 		g = m.byID[idKey]
 	}
-	if g == nil || g.hasObserver(o) || absDur(g.ts.Sub(o.ts)) > m.window {
+	if g == nil || g.hasObserver(o) || !m.idFits(g, o) {
 		g = m.nearest(call, o)
 	}
 	if g != nil {
@@ -344,6 +345,25 @@ func (m *mergeSet) nearest(call hkey, o *observation) *group {
 	return best
 }
 
+// idFits reports whether o, which carries the exchange_id of g's views,
+// is another view of g's exchange by time: its request time on the
+// reference clock within the pair window of one of theirs. The id is
+// the loggers' own word that the views are one exchange, so the merge
+// window (which keeps apart calls that only look alike) does not apply;
+// and a merge by id is what teaches a skewed client clock's offset, so
+// that the client's views without a shared id merge too. Before, a
+// client clock more than the merge window off merged with nothing, ever.
+func (m *mergeSet) idFits(g *group, o *observation) bool {
+	limit := max(m.window, m.pairWindow)
+	t := m.onRefClock(o, o.ts)
+	for _, x := range g.obs {
+		if absDur(t.Sub(m.onRefClock(x, x.ts))) <= limit {
+			return true
+		}
+	}
+	return false
+}
+
 // compatible reports whether o can be another view of g's exchange: no
 // two views got different HTTP statuses.
 func compatible(g *group, o *observation) bool {
@@ -418,6 +438,19 @@ func (m *mergeSet) learn(g *group, o *observation) {
 // for that observer; unknown observers are taken as on time.
 func (m *mergeSet) onRefClock(o *observation, t time.Time) time.Time {
 	return t.Add(-m.offsets[observerKey(o)].off)
+}
+
+// refTS is ev's time on the reference clock, by the offset learned for
+// its observer (unknown observers are taken as on time). A stream's event
+// time advances by it: a client clock running ahead, its lines read where
+// they were shipped, must not close the merge windows of exchanges whose
+// other views are still on their way.
+func (m *mergeSet) refTS(ev *schema.Event) time.Time {
+	if len(m.offsets) == 0 {
+		return ev.TS
+	}
+	m.obsKey = append(append(append(m.obsKey[:0], ev.Source...), 0), ev.Observer...)
+	return ev.TS.Add(-m.offsets[string(m.obsKey)].off)
 }
 
 // due is when a group's wait for o's exchange ends, on the reference

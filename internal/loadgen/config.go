@@ -48,6 +48,11 @@ type Config struct {
 	MinBody, MaxBody   int           // response body bytes. Defaults 200, 16,384.
 	Jitter             time.Duration // observation-order jitter of lines. Default 50ms.
 	ClientSkew         time.Duration // most a client's clock is off. Default 1s.
+	// ClientShipped places a client's line where it is shipped, at the
+	// real time of the response (plus jitter), instead of where its own
+	// clock puts it: a client whose clock runs behind is then read after
+	// the gateway's line, not before it. Its ts is skewed either way.
+	ClientShipped bool
 
 	ExchangeShare  float64 // calls logged as one exchange record. Default 0.35.
 	ClientShare    float64 // calls the client logs too. Default 0.10.
@@ -170,6 +175,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.MaxBody, "max-body", d.MaxBody, "largest response body, bytes")
 	fs.DurationVar(&c.Jitter, "jitter", d.Jitter, "how far lines are shuffled out of observation order")
 	fs.DurationVar(&c.ClientSkew, "client-skew", d.ClientSkew, "most a client's clock is off")
+	fs.BoolVar(&c.ClientShipped, "client-shipped", d.ClientShipped, "place a client's line at the real time its response came (plus jitter), not where its skewed clock puts it")
 	fs.Float64Var(&c.ExchangeShare, "exchange-share", d.ExchangeShare, "share of calls logged as one exchange record (the rest as two halves)")
 	fs.Float64Var(&c.ClientShare, "client-share", d.ClientShare, "share of calls the client logs too")
 	fs.Float64Var(&c.NoIDShare, "no-id-share", d.NoIDShare, "share of calls whose loggers share no exchange_id")

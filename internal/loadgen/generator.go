@@ -262,7 +262,11 @@ func (g *Generator) start(t int64, prev *call) {
 		g.push(c.tResp+g.jitter(), c, partExchange)
 	}
 	if c.client {
-		g.push(c.tResp+g.skew[c.slot%cfg.Clients]+g.jitter(), c, partClient)
+		at := c.tResp + g.jitter()
+		if !cfg.ClientShipped {
+			at += g.skew[c.slot%cfg.Clients]
+		}
+		g.push(at, c, partClient)
 	}
 	if c.plan == planRateLimit || c.plan == planUnavailable {
 		backoff := int64(time.Second) + g.rng.Int64N(int64(4*time.Second))
