@@ -440,17 +440,23 @@ func (m *mergeSet) onRefClock(o *observation, t time.Time) time.Time {
 	return t.Add(-m.offsets[observerKey(o)].off)
 }
 
-// refTS is ev's time on the reference clock, by the offset learned for
-// its observer (unknown observers are taken as on time). A stream's event
-// time advances by it: a client clock running ahead, its lines read where
-// they were shipped, must not close the merge windows of exchanges whose
-// other views are still on their way.
+// refTS is the time a stream's event time may advance to for ev: its
+// time on the reference clock, by the offset learned for its observer,
+// when that is earlier than its own. A client clock running ahead, its
+// lines read where they were shipped, must not close the merge windows of
+// exchanges whose other views are still on their way. A clock running
+// behind does not move event time further than its own times do: an
+// offset learned wrong (a reused exchange_id) can then only hold event
+// time back, never expire requests early.
 func (m *mergeSet) refTS(ev *schema.Event) time.Time {
 	if len(m.offsets) == 0 {
 		return ev.TS
 	}
 	m.obsKey = append(append(append(m.obsKey[:0], ev.Source...), 0), ev.Observer...)
-	return ev.TS.Add(-m.offsets[string(m.obsKey)].off)
+	if off := m.offsets[string(m.obsKey)].off; off > 0 {
+		return ev.TS.Add(-off)
+	}
+	return ev.TS
 }
 
 // due is when a group's wait for o's exchange ends, on the reference

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcplens/mcplens/internal/loadgen"
+	"github.com/mcplens/mcplens/schema"
 )
 
 // TestSkewedClientClocksMerge: clients whose clocks run up to 3 s off,
@@ -61,5 +62,37 @@ func TestSkewedClientClocksMerge(t *testing.T) {
 	}
 	if merged < 7_000 {
 		t.Errorf("only %d merged client views; the load has about 8,000", merged)
+	}
+}
+
+// TestRefTSOnlyHoldsEventTimeBack: a learned offset takes a clock running
+// ahead back to the reference clock, but one running behind (or learned
+// wrong) never moves a stream's event time past the line's own time.
+func TestRefTSOnlyHoldsEventTimeBack(t *testing.T) {
+	m := newMergeSet(2 * time.Second)
+	at := time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)
+	ev := func(observer string) *schema.Event {
+		return &schema.Event{TS: at, Source: "client", Observer: observer}
+	}
+	if got := m.refTS(ev("cli-1")); !got.Equal(at) {
+		t.Errorf("no offsets: %v, want the line's own %v", got, at)
+	}
+	m.offsets["client\x00cli-ahead"] = clock{off: 3 * time.Second, n: 5}
+	m.offsets["client\x00cli-behind"] = clock{off: -50 * time.Second, n: 5}
+	for _, c := range []struct {
+		observer string
+		want     time.Time
+	}{
+		{"cli-ahead", at.Add(-3 * time.Second)},
+		{"cli-behind", at},
+		{"cli-unknown", at},
+	} {
+		if got := m.refTS(ev(c.observer)); !got.Equal(c.want) {
+			t.Errorf("%s: %v, want %v", c.observer, got, c.want)
+		}
+	}
+	ahead := ev("cli-ahead")
+	if allocs := testing.AllocsPerRun(100, func() { _ = m.refTS(ahead) }); allocs != 0 {
+		t.Errorf("refTS allocates %.0f times a line", allocs)
 	}
 }
