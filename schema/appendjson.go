@@ -2,6 +2,7 @@ package schema
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -119,4 +120,27 @@ func appendStrings(b []byte, ss []string) []byte {
 		b = appendString(b, s)
 	}
 	return append(b, ']')
+}
+
+// AppendStringMap appends m as a JSON object with its keys sorted, as
+// encoding/json encodes a map[string]string with SetEscapeHTML(false);
+// a nil or empty map as {}. The sort uses a small array on the stack for
+// the usual handful of keys.
+func AppendStringMap(b []byte, m map[string]string) []byte {
+	var arr [16]string
+	keys := arr[:0]
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, k)
+		b = append(b, ':')
+		b = appendString(b, m[k])
+	}
+	return append(b, '}')
 }

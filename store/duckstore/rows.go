@@ -64,11 +64,7 @@ func headerJSON(h map[string]string) json.RawMessage {
 	if len(h) == 0 {
 		return json.RawMessage("{}")
 	}
-	b, err := json.Marshal(h)
-	if err != nil { // a map of strings always encodes
-		return json.RawMessage("{}")
-	}
-	return b
+	return schema.AppendStringMap(make([]byte, 0, 64*len(h)), h)
 }
 
 func bodyRow(b *schema.Body, row []driver.Value) {
