@@ -115,7 +115,7 @@ type mergeSet struct {
 	byWire      map[hkey][]*group
 	wireCancels map[hkey][]*group
 	offsets     map[string]clock
-	obsKey      []byte // refTS's scratch for an observer key
+	obsKey      []byte // clockOf's scratch for an observer key
 	// pairWindow is the correlator's: how long a request waits for its
 	// response (bounds a cancel's wait for the calls it may name).
 	pairWindow time.Duration
@@ -400,7 +400,7 @@ const minResidualTolerance = 50 * time.Millisecond
 // stateless client re-sending the same call with the same id a few
 // hundred milliseconds later must not pair with the first attempt's view.
 func (m *mergeSet) tolerance(o *observation) time.Duration {
-	c, ok := m.offsets[observerKey(o)]
+	c, ok := m.clockOf(o.first())
 	if !ok || c.n < 3 {
 		return m.window
 	}
@@ -419,17 +419,16 @@ func (m *mergeSet) learn(g *group, o *observation) {
 		if sourceRank(ref)%10 == sourceRank(other)%10 {
 			continue // the same kind of observer: neither is the reference
 		}
-		k := observerKey(other)
 		d := other.ts.Sub(m.onRefClock(ref, ref.ts))
-		c, ok := m.offsets[k]
+		c, ok := m.clockOf(other.first())
 		if !ok {
-			m.offsets[k] = clock{off: d, n: 1}
-			continue
+			c = clock{off: d, n: 1}
+		} else {
+			c.resid += time.Duration(offsetWeight * float64(absDur(d-c.off)-c.resid))
+			c.off += time.Duration(offsetWeight * float64(d-c.off))
+			c.n++
 		}
-		c.resid += time.Duration(offsetWeight * float64(absDur(d-c.off)-c.resid))
-		c.off += time.Duration(offsetWeight * float64(d-c.off))
-		c.n++
-		m.offsets[k] = c
+		m.offsets[string(m.obsKey)] = c // the key clockOf just built
 	}
 }
 
@@ -437,7 +436,8 @@ func (m *mergeSet) learn(g *group, o *observation) {
 // (the gateway's, which the merged record keeps), by the offset learned
 // for that observer; unknown observers are taken as on time.
 func (m *mergeSet) onRefClock(o *observation, t time.Time) time.Time {
-	return t.Add(-m.offsets[observerKey(o)].off)
+	c, _ := m.clockOf(o.first())
+	return t.Add(-c.off)
 }
 
 // refTS is the time a stream's event time may advance to for ev: its
@@ -452,11 +452,19 @@ func (m *mergeSet) refTS(ev *schema.Event) time.Time {
 	if len(m.offsets) == 0 {
 		return ev.TS
 	}
-	m.obsKey = append(append(append(m.obsKey[:0], ev.Source...), 0), ev.Observer...)
-	if off := m.offsets[string(m.obsKey)].off; off > 0 {
-		return ev.TS.Add(-off)
+	if c, _ := m.clockOf(ev); c.off > 0 {
+		return ev.TS.Add(-c.off)
 	}
 	return ev.TS
+}
+
+// clockOf returns what the merges taught about the clock of ev's
+// observer. Offsets are keyed by source NUL observer, built in obsKey
+// (left there for learn's store), so a lookup allocates nothing.
+func (m *mergeSet) clockOf(ev *schema.Event) (clock, bool) {
+	m.obsKey = append(append(append(m.obsKey[:0], ev.Source...), 0), ev.Observer...)
+	c, ok := m.offsets[string(m.obsKey)]
+	return c, ok
 }
 
 // due is when a group's wait for o's exchange ends, on the reference
@@ -480,8 +488,6 @@ func bestRank(obs []*observation) int {
 	}
 	return best
 }
-
-func observerKey(o *observation) string { return o.source() + "\x00" + o.first().Observer }
 
 // due is when a group holding only o stops waiting for other views.
 func (o *observation) due(window time.Duration) time.Time {

@@ -151,7 +151,8 @@ func (w *writer) stored(ctx context.Context, b *schema.Batch) (x, bodies map[str
 		}
 		for i := range b.Exchanges {
 			e := &b.Exchanges[i]
-			if err := a.AppendRow(e.ExchangeID, stamp(e.TS), halfEvent(e)); err != nil {
+			half, _ := e.HalfEvent()
+			if err := a.AppendRow(e.ExchangeID, stamp(e.TS), half); err != nil {
 				return errors.Join(err, a.Close())
 			}
 		}
@@ -251,13 +252,6 @@ func (s *span) see(t time.Time) {
 		s.hi = t
 	}
 	s.set = true
-}
-
-// halfEvent is the one event id of an exchange that has only a request or
-// only a response, "" for a complete one.
-func halfEvent(e *schema.Exchange) string {
-	id, _ := e.HalfEvent()
-	return id
 }
 
 // writeState applies a batch's state change in its transaction: the new
