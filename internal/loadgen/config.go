@@ -235,6 +235,9 @@ func (c *Config) Validate() error {
 	if c.MinBody > c.MaxBody {
 		errs = append(errs, errors.New("loadgen: MinBody above MaxBody"))
 	}
+	if c.MaxBody > 16<<20 {
+		errs = append(errs, errors.New("loadgen: MaxBody above 16 MiB"))
+	}
 	for _, s := range []float64{c.ExchangeShare, c.ClientShare, c.NoIDShare, c.SSEShare, c.RedeliverShare,
 		c.PoisonShare, c.BadUTF8Share, c.SecretShare, c.NestedShare} {
 		if s > 1 {

@@ -154,7 +154,14 @@ func New(cfg Config) (*Generator, error) {
 	for i := range g.skew {
 		g.skew[i] = int64((g.rng.Float64()*2 - 1) * float64(cfg.ClientSkew))
 	}
-	g.filler = makeFiller(g.rng, 64<<10)
+	// 64 KiB of filler, the size every shape so far was generated with, or
+	// more when a body may be longer: a call's text starts at a random
+	// offset at least its largest body before the end.
+	filler := 64 << 10
+	if cfg.MaxBody+32 > filler {
+		filler = 2*cfg.MaxBody + 32
+	}
+	g.filler = makeFiller(g.rng, filler)
 	return g, nil
 }
 

@@ -177,6 +177,38 @@ type record struct {
 // against the generator's ground truth.
 func TestPipelineMatchesTruth(t *testing.T) {
 	cfg := loadgen.Config{Seed: 11, Calls: 8000, KeepTruth: true, PoisonShare: 0.002, BadUTF8Share: 0.01, SecretShare: 0.05}
+	matchTruth(t, cfg, pipeline.DefaultConfig())
+}
+
+// TestPipelineMatchesTruthEnv checks the shape MCPLENS_TRUTH_LOAD gives in
+// cmd/loadgen's flags (skipped without it), with the pair window the shape
+// needs and MCPLENS_TRUTH_MERGE_WINDOW as the merge window if set: for
+// sweeps over shapes the fixed tests do not hold.
+func TestPipelineMatchesTruthEnv(t *testing.T) {
+	load := os.Getenv("MCPLENS_TRUTH_LOAD")
+	if load == "" {
+		t.Skip("MCPLENS_TRUTH_LOAD not set")
+	}
+	t.Setenv("MCPLENS_BENCH_LOAD", load)
+	cfg, err := loadgen.BenchConfig(11, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.KeepTruth = true
+	ec := pipeline.DefaultConfig()
+	ec.Correlator.PairWindow = cfg.PairWindow(ec.Correlator.PairWindow)
+	if w := os.Getenv("MCPLENS_TRUTH_MERGE_WINDOW"); w != "" {
+		if ec.Correlator.MergeWindow, err = time.ParseDuration(w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	matchTruth(t, cfg, ec)
+}
+
+// matchTruth generates cfg's load, runs it through the engine configured
+// by ec, and reports every call lost, doubled or wrong against the truth.
+func matchTruth(t *testing.T, cfg loadgen.Config, ec pipeline.Config) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "load.ndjson")
 	truth, err := loadgen.WriteFile(path, cfg)
 	if err != nil {
@@ -188,7 +220,7 @@ func TestPipelineMatchesTruth(t *testing.T) {
 	}
 	defer src.Close()
 	var out, quarantine bytes.Buffer
-	e, err := pipeline.New(pipeline.DefaultConfig(), pipeline.Deps{Source: src, Sink: pipeline.NewStdoutSink(&out, &quarantine), Logger: zerolog.Nop()})
+	e, err := pipeline.New(ec, pipeline.Deps{Source: src, Sink: pipeline.NewStdoutSink(&out, &quarantine), Logger: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,6 +332,22 @@ func TestWriteFileMatchesLines(t *testing.T) {
 	}
 }
 
+// TestBodiesLongerThanTheFiller: a shape whose bodies may pass the 64 KiB
+// of filler text every other shape uses gets a longer filler (it panicked).
+func TestBodiesLongerThanTheFiller(t *testing.T) {
+	g, err := loadgen.New(loadgen.Config{Seed: 3, Calls: 300, MinBody: 60 << 10, MaxBody: 200 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	longest := 0
+	for _, line := range g.Lines() {
+		longest = max(longest, len(line))
+	}
+	if longest < 100<<10 {
+		t.Errorf("longest line %d bytes, want bodies up to 200 KiB", longest)
+	}
+}
+
 // TestBenchConfig: the long benchmarks take their shape from
 // MCPLENS_BENCH_LOAD in cmd/loadgen's flags, their length from minutes at
 // that rate, and refuse what they cannot run.
@@ -328,7 +376,7 @@ func TestBenchConfig(t *testing.T) {
 		t.Errorf("-calls wins over minutes: %d, %v", c.Calls, err)
 	}
 
-	for _, bad := range []string{"-bogus 1", "rate=3000", "-rate fast", "-min-delay 2s -max-delay 1s", "-sse-share 2"} {
+	for _, bad := range []string{"-bogus 1", "rate=3000", "-rate fast", "-min-delay 2s -max-delay 1s", "-sse-share 2", "-max-body 20000000"} {
 		t.Setenv("MCPLENS_BENCH_LOAD", bad)
 		if _, err := loadgen.BenchConfig(9, 1); err == nil {
 			t.Errorf("MCPLENS_BENCH_LOAD=%q: no error", bad)
