@@ -82,8 +82,11 @@ func (h *half) pos() Position {
 // requests: a backlog read faster from one partition than from another
 // gives the same records as the same events read from a file.
 type stream struct {
-	pos       Position  // a template: stream, topic, partition
-	maxTS     time.Time // the newest event time seen
+	pos   Position  // a template: stream, topic, partition
+	maxTS time.Time // the newest event time seen
+	// trust is 1 + the best observerRank of the stream's lines so far,
+	// 0 before its first line (eventTime).
+	trust     int
 	lastInput time.Time // wall clock of the last event, for idle advance
 	pending   halfHeap
 	merging   groupHeap
@@ -149,7 +152,7 @@ func (c *correlator) Add(ev *schema.Event, pos Position) {
 func (c *correlator) add(ev *schema.Event, pos Position, saved bool) {
 	st := c.stream(pos)
 	st.lastInput = c.now()
-	if ts := c.merging.refTS(ev); ts.After(st.maxTS) {
+	if ts := c.eventTime(st, ev); ts.After(st.maxTS) {
 		st.maxTS = ts
 	}
 	if ev.Kind == schema.KindExchange {
@@ -345,6 +348,29 @@ func (c *correlator) Paused(d time.Duration) {
 	for _, st := range c.order {
 		st.lastInput = st.lastInput.Add(d)
 	}
+}
+
+// eventTime is the time ev may advance st's event time to: its time on
+// the reference clock (mergeSet.refTS), and, for a line of a less trusted
+// observer than the stream has carried (a client beside a gateway) whose
+// clock no merge has taught yet, that time less Lateness. Such a line may
+// come from a clock seconds ahead; moving event time by it would close the
+// merge windows of every waiting exchange early, so their client views,
+// still on their way, would stay apart. It happened at the start of a run,
+// after a restart and with each new client host, until the client's first
+// merge taught its offset. Lines of the stream's most trusted kind, and
+// of any clock already taught, move event time as before; a stream whose
+// gateway stops logging still advances, Lateness behind its clients.
+func (c *correlator) eventTime(st *stream, ev *schema.Event) time.Time {
+	r := observerRank(ev.Source) + 1
+	if st.trust == 0 || r < st.trust {
+		st.trust = r
+	}
+	ts, known := c.merging.refTS(ev)
+	if !known && r > st.trust {
+		return ts.Add(-c.cfg.Lateness)
+	}
+	return ts
 }
 
 // watermark is the event time up to which st's input is taken as

@@ -440,22 +440,23 @@ func (m *mergeSet) onRefClock(o *observation, t time.Time) time.Time {
 	return t.Add(-c.off)
 }
 
-// refTS is the time a stream's event time may advance to for ev: its
-// time on the reference clock, by the offset learned for its observer,
-// when that is earlier than its own. A client clock running ahead, its
+// refTS is ev's time on the reference clock, by the offset learned for
+// its observer, when that is earlier than its own; known says a clock was
+// learned for the observer at all. A client clock running ahead, its
 // lines read where they were shipped, must not close the merge windows of
 // exchanges whose other views are still on their way. A clock running
 // behind does not move event time further than its own times do: an
 // offset learned wrong (a reused exchange_id) can then only hold event
 // time back, never expire requests early.
-func (m *mergeSet) refTS(ev *schema.Event) time.Time {
+func (m *mergeSet) refTS(ev *schema.Event) (ts time.Time, known bool) {
 	if len(m.offsets) == 0 {
-		return ev.TS
+		return ev.TS, false
 	}
-	if c, _ := m.clockOf(ev); c.off > 0 {
-		return ev.TS.Add(-c.off)
+	c, known := m.clockOf(ev)
+	if c.off > 0 {
+		return ev.TS.Add(-c.off), known
 	}
-	return ev.TS
+	return ev.TS, known
 }
 
 // clockOf returns what the merges taught about the clock of ev's
@@ -687,18 +688,24 @@ func absDur(d time.Duration) time.Duration {
 // sourceRank orders observers for the HTTP view of a merged exchange: what
 // the gateway saw on the wire first, then the server, then the client.
 func sourceRank(o *observation) int {
-	rank := 0
+	rank := observerRank(o.source())
 	if o.resp == nil {
 		rank += 10 // a view without the response loses to one with it
 	}
-	switch o.source() {
-	case schema.SourceGateway:
-	case schema.SourceServer:
-		rank++
-	default:
-		rank += 2
-	}
 	return rank
+}
+
+// observerRank is how far a source's clock and view are trusted: 0 the
+// gateway's, 1 the server's, 2 a client's or anything else.
+func observerRank(source string) int {
+	switch source {
+	case schema.SourceGateway:
+		return 0
+	case schema.SourceServer:
+		return 1
+	default:
+		return 2
+	}
 }
 
 // record builds the exchange record and its bodies from the group: the
