@@ -88,8 +88,11 @@ type stream struct {
 	// 0 before its first line (eventTime).
 	trust     int
 	lastInput time.Time // wall clock of the last event, for idle advance
-	pending   halfHeap
-	merging   groupHeap
+	// lastLine is the wall clock of the last line read, which neither idle
+	// advance nor a pause moves: whether the stream still flows (slowest).
+	lastLine time.Time
+	pending  halfHeap
+	merging  groupHeap
 }
 
 // correlator pairs request and response events into observations, merges
@@ -109,6 +112,9 @@ type correlator struct {
 	merging   mergeSet
 	evictions int
 	now       func() time.Time // wall clock, for idle advance only
+	// idle is the engine's IdleAdvance: a stream without a line for this
+	// long no longer holds other streams' merges back (slowest).
+	idle time.Duration
 	// With a StateSink (track): what the next batch's state must save.
 	// Without one nothing takes them, so nothing is kept.
 	track    bool
@@ -152,6 +158,7 @@ func (c *correlator) Add(ev *schema.Event, pos Position) {
 func (c *correlator) add(ev *schema.Event, pos Position, saved bool) {
 	st := c.stream(pos)
 	st.lastInput = c.now()
+	st.lastLine = st.lastInput
 	if ts := c.eventTime(st, ev); ts.After(st.maxTS) {
 		st.maxTS = ts
 	}
@@ -321,6 +328,7 @@ func (c *correlator) resume(p Position, maxTS time.Time) {
 		st.maxTS = maxTS
 	}
 	st.lastInput = c.now()
+	st.lastLine = st.lastInput
 }
 
 // AdvanceIdle moves the event time of every stream that has had no input
@@ -393,9 +401,44 @@ func (c *correlator) Release(final bool, emit func(*group)) {
 			c.expire(st.pending[0], false)
 		}
 	}
+	slowest := c.slowest()
 	for _, st := range c.order {
-		c.merging.release(&st.merging, final, st.maxTS, emit)
+		c.merging.release(&st.merging, final, c.mergeTime(st, slowest), emit)
 	}
+}
+
+// slowest is the event time of the slowest stream still flowing (a line
+// read within the idle advance), zero when none flows or idle advance is
+// off.
+func (c *correlator) slowest() time.Time {
+	var t time.Time
+	if len(c.order) < 2 || c.idle <= 0 {
+		return t
+	}
+	now := c.now()
+	for _, st := range c.order {
+		if !st.maxTS.IsZero() && now.Sub(st.lastLine) < c.idle && (t.IsZero() || st.maxTS.Before(t)) {
+			t = st.maxTS
+		}
+	}
+	return t
+}
+
+// mergeTime is the event time st's merge windows close by: its own, held
+// back to the slowest stream still flowing by up to Lateness. Views of one
+// exchange may be read from different streams: a client's line, or any
+// line without a session to key it by (2026-07-28 clients have none), lands
+// on another Kafka partition than its gateway's, and partitions are read
+// at their own pace (a fetch at a time while catching up). A stream that
+// ran ahead closed the merge windows of its exchanges before their other
+// views were read from the slower stream, so they came out as two records.
+// The bound keeps what a stream holds for a lagging one (or for a backlog
+// read one partition after another) to Lateness of event time.
+func (c *correlator) mergeTime(st *stream, slowest time.Time) time.Time {
+	if slowest.IsZero() || !slowest.Before(st.maxTS) {
+		return st.maxTS
+	}
+	return later(slowest, st.maxTS.Add(-c.cfg.Lateness))
 }
 
 // halfHeap orders waiting halves by event time.

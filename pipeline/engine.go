@@ -108,6 +108,7 @@ func New(cfg Config, d Deps) (*Engine, error) {
 	}
 	ann := newAnnotations()
 	corr := newCorrelator(cfg.Correlator)
+	corr.idle = cfg.IdleAdvance
 	corr.now = d.Now
 	e := &Engine{
 		cfg: cfg, d: d, m: newMetrics(d.Registerer, cfg.MetricsMaxServers),

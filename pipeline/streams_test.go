@@ -1,14 +1,19 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"hash/fnv"
+	"math/rand/v2"
+	"slices"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/mcplens/mcplens/classify"
+	"github.com/mcplens/mcplens/internal/loadgen"
 	"github.com/mcplens/mcplens/pipeline/pipelinetest"
 	"github.com/mcplens/mcplens/schema"
 )
@@ -124,5 +129,123 @@ func TestBacklogAcrossStreams(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestUnkeyedPartitionsMerge: sparse traffic (50 calls/s) on three
+// partitions by no key (a session-less client's lines, or a producer
+// without keys), read a hundred lines at a time from each partition in
+// turn, as a consumer catching up reads a fetch at a time: each fetch
+// spans seconds of event time. The halves of an exchange and its gateway
+// and client views land on different partitions, each partition seconds
+// ahead of or behind the others. Nothing may be lost or expired without
+// its response, and no client view left apart from its gateway view but
+// in the first seconds (a partition not yet read holds nothing back) and
+// at the end of input (the last lines run further apart than Lateness).
+// Before, a partition read ahead closed its exchanges' merge windows by
+// its own event time: 191 of about 520 client views stayed apart there.
+func TestUnkeyedPartitionsMerge(t *testing.T) {
+	g, err := loadgen.New(loadgen.Config{Seed: 5, Calls: 5_000, Rate: 50, KeepTruth: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n, fetch = 3, 100
+	parts := make([][]Message, n)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, line := range g.Lines() {
+		p := rng.IntN(n)
+		parts[p] = append(parts[p], Message{Value: bytes.Clone(line), Pos: Position{
+			Stream: "mcp/" + strconv.Itoa(p), Topic: "mcp", Partition: p, Offset: int64(len(parts[p])),
+		}})
+	}
+	var msgs []Message
+	for i := 0; len(msgs) < g.Truth().Lines; i++ {
+		for _, p := range parts {
+			msgs = append(msgs, p[min(i*fetch, len(p)):min((i+1)*fetch, len(p))]...)
+		}
+	}
+	recs := runMessages(t, msgs)
+
+	truth := g.Truth()
+	// The end of input: past the last first attempt the lines thin out
+	// (only late responses and re-sends are left), so a fetch of a
+	// hundred lines spans seconds.
+	var lastStart time.Time
+	want := map[string]loadgen.Expect{}
+	for _, e := range truth.Calls {
+		want[e.RequestEventID] = e
+		if e.RetryOf == "" {
+			lastStart = later(lastStart, e.TS)
+		}
+	}
+	got := map[string]int{}
+	var apart, apartBeforeEnd, extra, wrong int
+	for _, r := range recs {
+		got[r.RequestEventID]++
+		if slices.Equal(r.Sources, []string{"client"}) {
+			apart++
+			if r.EndTS.Before(lastStart) && r.TS.After(loadgen.DefaultStart.Add(10*time.Second)) {
+				apartBeforeEnd++
+			}
+		}
+		if e, ok := want[r.RequestEventID]; !ok {
+			extra++
+		} else if r.Outcome != e.Outcome {
+			wrong++
+		}
+	}
+	lost := 0
+	for id := range want {
+		if got[id] == 0 {
+			lost++
+		}
+	}
+	t.Logf("%d records for %d calls: lost %d, wrong outcome %d, extra %d (client views apart %d, %d between the first 10 s and the end)",
+		len(recs), len(truth.Calls), lost, wrong, extra, apart, apartBeforeEnd)
+	if lost+wrong > 0 || extra != apart || apartBeforeEnd > 0 {
+		t.Errorf("lost %d, wrong outcome %d, extra %d, client views apart %d (%d between the first 10 s and the end of input)",
+			lost, wrong, extra, apart, apartBeforeEnd)
+	}
+}
+
+// TestMergeTimeWaitsForTheSlowestFlowingStream: a stream's merge windows
+// close by the slowest stream that still flows, held back by at most
+// Lateness; a stream without a line for the idle advance holds nothing
+// back, and one stream alone keeps its own time.
+func TestMergeTimeWaitsForTheSlowestFlowingStream(t *testing.T) {
+	wall := time.Date(2026, 12, 6, 8, 0, 0, 0, time.UTC)
+	c := newCorrelator(CorrelatorConfig{Lateness: 5 * time.Second})
+	c.idle = 5 * time.Second
+	c.now = func() time.Time { return wall }
+	at := time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)
+	line := func(stream string, d time.Duration) {
+		c.Add(&schema.Event{TS: at.Add(d), Kind: schema.KindRequest, Source: "gateway", Observer: "gw", EventID: stream + d.String()},
+			Position{Stream: stream})
+	}
+	mt := func(stream string) time.Duration { return c.mergeTime(c.streams[stream], c.slowest()).Sub(at) }
+
+	line("a", 10*time.Second)
+	if got := mt("a"); got != 10*time.Second {
+		t.Errorf("one stream: %v, want its own 10s", got)
+	}
+	line("b", 8*time.Second)
+	line("c", 3*time.Second)
+	for s, want := range map[string]time.Duration{"a": 5 * time.Second, "b": 3 * time.Second, "c": 3 * time.Second} {
+		if got := mt(s); got != want {
+			t.Errorf("stream %s (slowest at 3s): %v, want %v", s, got, want)
+		}
+	}
+	wall = wall.Add(4 * time.Second)
+	line("a", 11*time.Second)
+	line("b", 9*time.Second)
+	wall = wall.Add(2 * time.Second) // c has read nothing for 6 s
+	for s, want := range map[string]time.Duration{"a": 9 * time.Second, "b": 9 * time.Second, "c": 3 * time.Second} {
+		if got := mt(s); got != want {
+			t.Errorf("stream %s (c idle): %v, want %v", s, got, want)
+		}
+	}
+	c.idle = 0 // no idle advance: every stream by its own time
+	if got := mt("a"); got != 11*time.Second {
+		t.Errorf("without idle advance: %v, want 11s", got)
 	}
 }
