@@ -84,9 +84,11 @@ func (h *half) pos() Position {
 type stream struct {
 	pos   Position  // a template: stream, topic, partition
 	maxTS time.Time // the newest event time seen
-	// trust is 1 + the best observerRank of the stream's lines so far,
-	// 0 before its first line (eventTime).
+	// trust is 1 + the best observerRank among the stream's lines still
+	// coming, 0 before its first line; trusted is the wall clock of the
+	// last line of that kind (eventTime).
 	trust     int
+	trusted   time.Time
 	lastInput time.Time // wall clock of the last event, for idle advance
 	// lastLine is the wall clock of the last line read, which neither idle
 	// advance nor a pause moves: whether the stream still flows (slowest).
@@ -359,24 +361,26 @@ func (c *correlator) Paused(d time.Duration) {
 }
 
 // eventTime is the time ev may advance st's event time to: its time on
-// the reference clock (mergeSet.refTS), and, for a line of a less trusted
-// observer than the stream has carried (a client beside a gateway) whose
-// clock no merge has taught yet, that time less Lateness. Such a line may
-// come from a clock seconds ahead; moving event time by it would close the
+// the reference clock (mergeSet.refTS), or none (the zero time) for a line
+// of a less trusted observer than the stream carries (a client beside a
+// gateway) whose clock no merge has taught yet. Such a line may come from
+// a clock seconds or minutes ahead; moving event time by it closed the
 // merge windows of every waiting exchange early, so their client views,
-// still on their way, would stay apart. It happened at the start of a run,
-// after a restart and with each new client host, until the client's first
-// merge taught its offset. Lines of the stream's most trusted kind, and
-// of any clock already taught, move event time as before; a stream whose
-// gateway stops logging still advances, Lateness behind its clients.
+// still on their way, stayed apart, and so did the merges by exchange_id
+// that would have taught the clock. It happened at the start of a run,
+// after a restart and with each new client host. Lines of the stream's
+// most trusted kind, and of any clock already taught, move event time as
+// before. When no line of the most trusted kind has come for the idle
+// advance (the gateway stopped logging), the next kind down is trusted,
+// so the stream's event time still moves.
 func (c *correlator) eventTime(st *stream, ev *schema.Event) time.Time {
 	r := observerRank(ev.Source) + 1
-	if st.trust == 0 || r < st.trust {
-		st.trust = r
+	if st.trust == 0 || r <= st.trust || (c.idle > 0 && st.lastLine.Sub(st.trusted) >= c.idle) {
+		st.trust, st.trusted = r, st.lastLine
 	}
 	ts, known := c.merging.refTS(ev)
 	if !known && r > st.trust {
-		return ts.Add(-c.cfg.Lateness)
+		return time.Time{}
 	}
 	return ts
 }
