@@ -112,10 +112,16 @@ type mergeSet struct {
 	inits   map[hkey]*group // "s", server, session: its waiting initialize
 	// byWire and wireCancels index session-less calls that gave up and
 	// the cancels that name no client by their transport key (wireKey).
-	byWire      map[hkey][]*group
-	wireCancels map[hkey][]*group
-	offsets     map[string]clock
-	obsKey      []byte // clockOf's scratch for an observer key
+	byWire       map[hkey][]*group
+	wireCancels  map[hkey][]*group
+	offsets      map[string]clock
+	untaught     map[hkey]untaught // by exchange id (keepUntaught)
+	untaughtAt   []untaughtAt      // their keys, oldest first, from untaughtHead
+	untaughtHead int
+	// gateways says a gateway's view was ever added: only then can a
+	// kept untaught view be taught.
+	gateways bool
+	obsKey   []byte // clockOf's scratch for an observer key
 	// pairWindow is the correlator's: how long a request waits for its
 	// response (bounds a cancel's wait for the calls it may name).
 	pairWindow time.Duration
@@ -127,7 +133,7 @@ type mergeSet struct {
 func newMergeSet(window time.Duration) mergeSet {
 	return mergeSet{window: window, byID: map[hkey]*group{}, byCall: map[hkey][]*group{}, byReq: map[hkey]*group{}, cancels: map[hkey]*group{}, inits: map[hkey]*group{}, pending: map[hkey]int32{}, h: newKeyHasher(),
 		byWire: map[hkey][]*group{}, wireCancels: map[hkey][]*group{},
-		offsets: map[string]clock{}, clients: clients{byKey: map[string]*list.Element{}}}
+		offsets: map[string]clock{}, untaught: map[hkey]untaught{}, clients: clients{byKey: map[string]*list.Element{}}}
 }
 
 // callKey names the call an observation carries, for views that share no
@@ -205,9 +211,12 @@ func (m *mergeSet) add(o *observation, h *groupHeap) {
 		idKey = m.h.of("e", id)
 	}
 	call := m.callKey(o)
+	m.gateways = m.gateways || observerRank(o.source()) == 0
 	var g *group
 	if idKey != (hkey{}) {
-		g = m.byID[idKey]
+		if g = m.byID[idKey]; g == nil && len(m.untaught) > 0 {
+			m.teachLate(idKey, o)
+		}
 	}
 	if g == nil || g.hasObserver(o) || !m.idFits(g, o) {
 		g = m.nearest(call, o)
@@ -421,15 +430,96 @@ func (m *mergeSet) learn(g *group, o *observation) {
 		}
 		d := other.ts.Sub(m.onRefClock(ref, ref.ts))
 		c, ok := m.clockOf(other.first())
-		if !ok {
-			c = clock{off: d, n: 1}
-		} else {
-			c.resid += time.Duration(offsetWeight * float64(absDur(d-c.off)-c.resid))
-			c.off += time.Duration(offsetWeight * float64(d-c.off))
-			c.n++
-		}
-		m.offsets[string(m.obsKey)] = c // the key clockOf just built
+		m.offsets[string(m.obsKey)] = c.taught(d, ok) // the key clockOf just built
 	}
+}
+
+// taught is c after one more pair of views put the clock d off the
+// reference; known says c was taught before.
+func (c clock) taught(d time.Duration, known bool) clock {
+	if !known {
+		return clock{off: d, n: 1}
+	}
+	c.resid += time.Duration(offsetWeight * float64(absDur(d-c.off)-c.resid))
+	c.off += time.Duration(offsetWeight * float64(d-c.off))
+	c.n++
+	return c
+}
+
+// untaught is the one view of a released exchange, from an observer whose
+// clock no merge has taught: kept by its exchange_id for a pair window,
+// so that the gateway's view of the same exchange, read after it, teaches
+// that clock (teachLate). A client clock running more than the merge
+// window behind, its lines read in clock order (a time-sorted export
+// replayed), had each view released before its gateway view was read, so
+// no merge ever taught the clock and none of its views merged.
+type untaught struct {
+	clock string    // source NUL observer
+	ts    time.Time // the view's request time, on its own clock
+	rank  int       // its observerRank
+}
+
+// maxUntaught bounds the untaught views kept.
+const maxUntaught = 100_000
+
+// keepUntaught keeps g's view if g is one view of an untaught observer
+// other than a gateway that carries an exchange_id.
+func (m *mergeSet) keepUntaught(g *group) {
+	if !m.gateways || len(g.obs) != 1 || len(m.untaught) >= maxUntaught {
+		return
+	}
+	o := g.obs[0]
+	r := observerRank(o.source())
+	if r == 0 {
+		return
+	}
+	for _, k := range g.keys {
+		if k.kind != keyID {
+			continue
+		}
+		if _, known := m.clockOf(o.first()); !known {
+			m.untaught[k.h] = untaught{clock: string(m.obsKey), ts: o.ts, rank: r}
+			m.untaughtAt = append(m.untaughtAt, untaughtAt{key: k.h, ts: o.ts})
+		}
+		return
+	}
+}
+
+type untaughtAt struct {
+	key hkey
+	ts  time.Time
+}
+
+// expireUntaught forgets the untaught views a pair window older than wm,
+// in O(1) amortised: the expired keys are passed by a head index, and the
+// slice is compacted when more than half of it is passed.
+func (m *mergeSet) expireUntaught(wm time.Time) {
+	at, i := m.untaughtAt, m.untaughtHead
+	if i == len(at) {
+		return
+	}
+	for ; i < len(at) && at[i].ts.Before(wm.Add(-m.pairWindow)); i++ {
+		if u, ok := m.untaught[at[i].key]; ok && u.ts.Equal(at[i].ts) {
+			delete(m.untaught, at[i].key)
+		}
+	}
+	m.untaughtHead = i
+	if i > len(at)/2 {
+		m.untaughtAt, m.untaughtHead = at[:copy(at, at[i:])], 0
+	}
+}
+
+// teachLate teaches the clock of a released untaught view from o, a more
+// trusted view of the same exchange (by exchange_id) read after it. The
+// two views stay two records; the clock's later views merge.
+func (m *mergeSet) teachLate(id hkey, o *observation) {
+	u, ok := m.untaught[id]
+	if !ok || observerRank(o.source()) >= u.rank {
+		return
+	}
+	delete(m.untaught, id)
+	c, known := m.offsets[u.clock]
+	m.offsets[u.clock] = c.taught(u.ts.Sub(m.onRefClock(o, o.ts)), known)
 }
 
 // onRefClock converts a time o's observer logged to the reference clock
@@ -518,6 +608,7 @@ func later(a, b time.Time) time.Time {
 // attempt, since a re-send starts after the attempt it repeats completed,
 // and source positions stay uncommitted while the request waits.
 func (m *mergeSet) release(h *groupHeap, final bool, wm time.Time, emit func(*group)) {
+	m.expireUntaught(wm)
 	for len(*h) > 0 {
 		g := (*h)[0].g
 		if t := m.waitsFor(g, h, wm); t == pendingCall {
@@ -544,6 +635,7 @@ func (m *mergeSet) release(h *groupHeap, final bool, wm time.Time, emit func(*gr
 		heap.Pop(h)
 		m.n--
 		m.forget(g)
+		m.keepUntaught(g)
 		m.settleCancel(g)
 		emit(g)
 	}

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"bytes"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -75,7 +76,26 @@ func TestClockMinutesAheadMerges(t *testing.T) {
 	}
 }
 
-type skewRun struct{ apart, late, merged int }
+// TestLateGatewayViewTeachesClock: client clocks up to 3 s off, more
+// than the merge window, their lines read in clock order (a time-sorted
+// export replayed). A client running behind has each view read seconds
+// before its gateway view, so its view was released alone before the
+// gateway's came, no merge ever taught its clock, and none of its views
+// ever merged. The gateway view, read after, now teaches the clock from
+// the released view it matches by exchange_id; the clock's later views
+// merge. (A client running ahead has each view read after its gateway
+// view was released: that needs a merge window longer than the skew.)
+func TestLateGatewayViewTeachesClock(t *testing.T) {
+	r := runSkewed(t, loadgen.Config{Seed: 82, Calls: 20_000, ClientSkew: 3 * time.Second}, 15*time.Second)
+	if r.lateBehind > 0 {
+		t.Errorf("%d views of clients running behind stayed apart after the first 15 s", r.lateBehind)
+	}
+	if r.lateAhead == 0 {
+		t.Errorf("no view of a client running ahead stayed apart: has the shape changed?")
+	}
+}
+
+type skewRun struct{ apart, late, lateAhead, lateBehind, merged int }
 
 // runSkewed runs cfg's load through the engine at the default settings
 // (the pair window widened for the shape) and counts the client views
@@ -109,12 +129,23 @@ func runSkewed(t *testing.T, cfg loadgen.Config, grace time.Duration) skewRun {
 		start = loadgen.DefaultStart
 	}
 	var r skewRun
+	gatewayTS := map[string]time.Time{} // of records with a gateway view, by call
 	for _, x := range sink.exchanges {
-		switch {
+		if x.Source == "gateway" {
+			gatewayTS[x.RequestEventID[:len(x.RequestEventID)-1]] = x.TS
+		}
+	}
+	for _, x := range sink.exchanges {
+		switch call := x.RequestEventID[:len(x.RequestEventID)-1]; {
 		case slices.Equal(x.Sources, []string{"client"}):
 			r.apart++
-			if started[x.RequestEventID[:len(x.RequestEventID)-1]].After(start.Add(grace)) {
+			if started[call].After(start.Add(grace)) {
 				r.late++
+				if x.TS.After(gatewayTS[call]) {
+					r.lateAhead++
+				} else {
+					r.lateBehind++
+				}
 			}
 		case slices.Contains(x.Sources, "client"):
 			r.merged++
@@ -207,5 +238,40 @@ func TestRefTSOnlyHoldsEventTimeBack(t *testing.T) {
 	ahead := ev("cli-ahead")
 	if allocs := testing.AllocsPerRun(100, func() { _, _ = m.refTS(ahead) }); allocs != 0 {
 		t.Errorf("refTS allocates %.0f times a line", allocs)
+	}
+}
+
+// TestUntaughtViewsExpire: the released untaught views wait a pair window
+// of event time, then go, and the keys passed are compacted away; without
+// a gateway ever seen nothing is kept, as nothing could teach it.
+func TestUntaughtViewsExpire(t *testing.T) {
+	m := newMergeSet(2 * time.Second)
+	m.pairWindow = time.Minute
+	at := time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)
+	view := func(i int) *group {
+		ev := &schema.Event{TS: at.Add(time.Duration(i) * time.Millisecond), Source: "client", Observer: "cli-1"}
+		o := &observation{req: ev, resp: ev, ts: ev.TS}
+		g := &group{obs: []*observation{o}}
+		g.keys = append(g.keys, gkey{keyID, m.h.of("e", strconv.Itoa(i))})
+		return g
+	}
+	m.keepUntaught(view(0))
+	if len(m.untaught) != 0 {
+		t.Fatalf("kept %d views before any gateway view", len(m.untaught))
+	}
+	m.gateways = true
+	for i := range 10_000 { // 10 s of views
+		m.keepUntaught(view(i))
+	}
+	m.expireUntaught(at.Add(65 * time.Second))
+	if n := len(m.untaught); n != 5_000 {
+		t.Errorf("%d views after 65 s, want the 5,000 of the last 5 s", n)
+	}
+	if live := len(m.untaughtAt) - m.untaughtHead; live != 5_000 || len(m.untaughtAt) > 10_000 {
+		t.Errorf("keys %d from %d, want 5,000 live", len(m.untaughtAt), m.untaughtHead)
+	}
+	m.expireUntaught(at.Add(70 * time.Second))
+	if len(m.untaught) != 0 || len(m.untaughtAt) != 0 {
+		t.Errorf("%d views, %d keys after 70 s, want none", len(m.untaught), len(m.untaughtAt))
 	}
 }
