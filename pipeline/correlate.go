@@ -130,6 +130,7 @@ func newCorrelator(cfg CorrelatorConfig) *correlator {
 	c := &correlator{cfg: cfg, waiting: map[hkey]*half{}, h: newKeyHasher(), streams: map[string]*stream{},
 		merging: newMergeSet(cfg.MergeWindow), now: time.Now}
 	c.merging.pairWindow = cfg.PairWindow
+	c.merging.maxLag = cfg.Lateness
 	return c
 }
 
@@ -301,7 +302,7 @@ func (c *correlator) expire(h *half, evicted bool) {
 // first event.
 func (c *correlator) complete(st *stream, o *observation) {
 	o.classify()
-	c.merging.add(o, &st.merging)
+	c.merging.add(o, &st.merging, st.maxTS)
 	if c.track {
 		c.freshObs = append(c.freshObs, o)
 	}
@@ -409,6 +410,16 @@ func (c *correlator) Release(final bool, emit func(*group)) {
 	for _, st := range c.order {
 		c.merging.release(&st.merging, final, c.mergeTime(st, slowest), emit)
 	}
+}
+
+// extraWait is how much longer than the merge window exchanges wait now,
+// at the newest event time of any stream (mergeSet.extraWait).
+func (c *correlator) extraWait() time.Duration {
+	var newest time.Time
+	for _, st := range c.order {
+		newest = later(newest, st.maxTS)
+	}
+	return c.merging.extraWait(newest)
 }
 
 // slowest is the event time of the slowest stream still flowing (a line

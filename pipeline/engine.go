@@ -53,6 +53,7 @@ type Engine struct {
 	room      batchRoom // for the next batch (see launch)
 	spare     spare     // a stored batch's arrays, with a Copier sink
 	evictSeen int
+	missSeen  int // merging.misses counted into mergeMissed
 	counts    counters
 
 	// With a StateSink (see state.go): the state change not yet stored,
@@ -448,6 +449,11 @@ func (e *Engine) flush(ctx context.Context, final bool) error {
 	e.m.pending.Set(float64(pending))
 	e.m.pendingBytes.Set(float64(bytes))
 	e.m.mergeWaiting.Set(float64(e.corr.merging.Len()))
+	e.m.mergeExtra.Set(e.corr.extraWait().Seconds())
+	if n := e.corr.merging.misses; n > e.missSeen {
+		e.m.mergeMissed.Add(float64(n - e.missSeen))
+		e.missSeen = n
+	}
 	if e.stateful != nil {
 		e.savedPos = append(e.savedPos, e.collectState(final)...)
 	}

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/rs/zerolog"
 
 	"github.com/mcplens/mcplens/schema"
@@ -120,6 +122,26 @@ func testConfig() Config {
 	cfg.RetryMin, cfg.RetryMax = time.Millisecond, 5*time.Millisecond
 	cfg.FlushInterval = 10 * time.Millisecond
 	return cfg
+}
+
+// runMetered runs the engine with d until the end of input and returns
+// the metrics it registered.
+func runMetered(t testing.TB, cfg Config, d Deps) []*dto.MetricFamily {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	d.Registerer, d.Logger = reg, zerolog.Nop()
+	e, err := New(cfg, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return families
 }
 
 // runFile runs the engine over lines until the end of input.

@@ -11,7 +11,6 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
 	"github.com/mcplens/mcplens/schema"
@@ -249,18 +248,7 @@ func TestSinkBlockedSeconds(t *testing.T) {
 	}
 	cfg := testConfig()
 	cfg.BatchSize = 200
-	reg := prometheus.NewRegistry()
-	e, err := New(cfg, Deps{Source: src, Sink: sink, Logger: zerolog.Nop(), Registerer: reg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Run(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
+	families := runMetered(t, cfg, Deps{Source: src, Sink: sink})
 	var blocked, wrote float64
 	for _, f := range families {
 		switch f.GetName() {

@@ -112,14 +112,17 @@ type mergeSet struct {
 	inits   map[hkey]*group // "s", server, session: its waiting initialize
 	// byWire and wireCancels index session-less calls that gave up and
 	// the cancels that name no client by their transport key (wireKey).
-	byWire       map[hkey][]*group
-	wireCancels  map[hkey][]*group
-	offsets      map[string]clock
-	untaught     map[hkey]untaught // by exchange id (keepUntaught)
-	untaughtAt   []untaughtAt      // their keys, oldest first, from untaughtHead
-	untaughtHead int
+	byWire      map[hkey][]*group
+	wireCancels map[hkey][]*group
+	offsets     map[string]clock
+	released    releasedSet // what missed merges learn from (released.go)
+	// lag is the extra wait the last late view asked for, at event time
+	// lagAt (extraWait); maxLag bounds it: the correlator's Lateness.
+	lag, maxLag time.Duration
+	lagAt       time.Time
+	misses      int // views read after their exchange was released (missed)
 	// gateways says a gateway's view was ever added: only then can a
-	// kept untaught view be taught.
+	// released untaught view be taught (missed).
 	gateways bool
 	obsKey   []byte // clockOf's scratch for an observer key
 	// pairWindow is the correlator's: how long a request waits for its
@@ -133,7 +136,7 @@ type mergeSet struct {
 func newMergeSet(window time.Duration) mergeSet {
 	return mergeSet{window: window, byID: map[hkey]*group{}, byCall: map[hkey][]*group{}, byReq: map[hkey]*group{}, cancels: map[hkey]*group{}, inits: map[hkey]*group{}, pending: map[hkey]int32{}, h: newKeyHasher(),
 		byWire: map[hkey][]*group{}, wireCancels: map[hkey][]*group{},
-		offsets: map[string]clock{}, untaught: map[hkey]untaught{}, clients: clients{byKey: map[string]*list.Element{}}}
+		offsets: map[string]clock{}, released: newReleasedSet(), clients: clients{byKey: map[string]*list.Element{}}}
 }
 
 // callKey names the call an observation carries, for views that share no
@@ -204,8 +207,9 @@ func (m *mergeSet) requestKey(o *observation) (key hkey, cancels bool) {
 	return m.h.of("r", serverName(o.first()), who, id), cancels
 }
 
-// add merges o into the group of its exchange, else starts a group in h.
-func (m *mergeSet) add(o *observation, h *groupHeap) {
+// add merges o into the group of its exchange, else starts a group in h;
+// now is the event time of o's stream.
+func (m *mergeSet) add(o *observation, h *groupHeap, now time.Time) {
 	var idKey hkey
 	if id := o.first().ExchangeID; id != "" {
 		idKey = m.h.of("e", id)
@@ -214,8 +218,8 @@ func (m *mergeSet) add(o *observation, h *groupHeap) {
 	m.gateways = m.gateways || observerRank(o.source()) == 0
 	var g *group
 	if idKey != (hkey{}) {
-		if g = m.byID[idKey]; g == nil && len(m.untaught) > 0 {
-			m.teachLate(idKey, o)
+		if g = m.byID[idKey]; g == nil {
+			m.missed(idKey, o, now)
 		}
 	}
 	if g == nil || g.hasObserver(o) || !m.idFits(g, o) {
@@ -226,6 +230,9 @@ func (m *mergeSet) add(o *observation, h *groupHeap) {
 		defer m.indexRequest(o, g)
 		defer m.indexInit(o, g)
 		m.learn(g, o)
+		if by := now.Sub(g.due); by > 0 {
+			m.joinedLate(by, now)
+		}
 		best := bestRank(g.obs)
 		g.obs = append(g.obs, o)
 		g.ts = earlier(g.ts, o.ts)
@@ -446,82 +453,6 @@ func (c clock) taught(d time.Duration, known bool) clock {
 	return c
 }
 
-// untaught is the one view of a released exchange, from an observer whose
-// clock no merge has taught: kept by its exchange_id for a pair window,
-// so that the gateway's view of the same exchange, read after it, teaches
-// that clock (teachLate). A client clock running more than the merge
-// window behind, its lines read in clock order (a time-sorted export
-// replayed), had each view released before its gateway view was read, so
-// no merge ever taught the clock and none of its views merged.
-type untaught struct {
-	clock string    // source NUL observer
-	ts    time.Time // the view's request time, on its own clock
-	rank  int       // its observerRank
-}
-
-// maxUntaught bounds the untaught views kept.
-const maxUntaught = 100_000
-
-// keepUntaught keeps g's view if g is one view of an untaught observer
-// other than a gateway that carries an exchange_id.
-func (m *mergeSet) keepUntaught(g *group) {
-	if !m.gateways || len(g.obs) != 1 || len(m.untaught) >= maxUntaught {
-		return
-	}
-	o := g.obs[0]
-	r := observerRank(o.source())
-	if r == 0 {
-		return
-	}
-	for _, k := range g.keys {
-		if k.kind != keyID {
-			continue
-		}
-		if _, known := m.clockOf(o.first()); !known {
-			m.untaught[k.h] = untaught{clock: string(m.obsKey), ts: o.ts, rank: r}
-			m.untaughtAt = append(m.untaughtAt, untaughtAt{key: k.h, ts: o.ts})
-		}
-		return
-	}
-}
-
-type untaughtAt struct {
-	key hkey
-	ts  time.Time
-}
-
-// expireUntaught forgets the untaught views a pair window older than wm,
-// in O(1) amortised: the expired keys are passed by a head index, and the
-// slice is compacted when more than half of it is passed.
-func (m *mergeSet) expireUntaught(wm time.Time) {
-	at, i := m.untaughtAt, m.untaughtHead
-	if i == len(at) {
-		return
-	}
-	for ; i < len(at) && at[i].ts.Before(wm.Add(-m.pairWindow)); i++ {
-		if u, ok := m.untaught[at[i].key]; ok && u.ts.Equal(at[i].ts) {
-			delete(m.untaught, at[i].key)
-		}
-	}
-	m.untaughtHead = i
-	if i > len(at)/2 {
-		m.untaughtAt, m.untaughtHead = at[:copy(at, at[i:])], 0
-	}
-}
-
-// teachLate teaches the clock of a released untaught view from o, a more
-// trusted view of the same exchange (by exchange_id) read after it. The
-// two views stay two records; the clock's later views merge.
-func (m *mergeSet) teachLate(id hkey, o *observation) {
-	u, ok := m.untaught[id]
-	if !ok || observerRank(o.source()) >= u.rank {
-		return
-	}
-	delete(m.untaught, id)
-	c, known := m.offsets[u.clock]
-	m.offsets[u.clock] = c.taught(u.ts.Sub(m.onRefClock(o, o.ts)), known)
-}
-
 // onRefClock converts a time o's observer logged to the reference clock
 // (the gateway's, which the merged record keeps), by the offset learned
 // for that observer; unknown observers are taken as on time.
@@ -608,7 +539,9 @@ func later(a, b time.Time) time.Time {
 // attempt, since a re-send starts after the attempt it repeats completed,
 // and source positions stay uncommitted while the request waits.
 func (m *mergeSet) release(h *groupHeap, final bool, wm time.Time, emit func(*group)) {
-	m.expireUntaught(wm)
+	m.expireReleased(wm)
+	released := wm
+	wm = wm.Add(-m.extraWait(wm))
 	for len(*h) > 0 {
 		g := (*h)[0].g
 		if t := m.waitsFor(g, h, wm); t == pendingCall {
@@ -635,7 +568,7 @@ func (m *mergeSet) release(h *groupHeap, final bool, wm time.Time, emit func(*gr
 		heap.Pop(h)
 		m.n--
 		m.forget(g)
-		m.keepUntaught(g)
+		m.remember(g, released)
 		m.settleCancel(g)
 		emit(g)
 	}

@@ -56,6 +56,8 @@ type metrics struct {
 	pending       prometheus.Gauge
 	pendingBytes  prometheus.Gauge
 	mergeWaiting  prometheus.Gauge
+	mergeMissed   prometheus.Counter
+	mergeExtra    prometheus.Gauge
 	inflight      prometheus.Gauge
 	evicted       prometheus.Counter
 	noResponse    prometheus.Counter
@@ -123,6 +125,14 @@ func newMetrics(reg prometheus.Registerer, maxServers int) *metrics {
 			Name: "mcplens_ingest_merge_waiting",
 			Help: "Exchange records waiting up to --merge-window for another observer's record of the same call (with a state store they are saved, so they hold no commit back).",
 		}),
+		mergeMissed: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "mcplens_ingest_merge_missed_total",
+			Help: "Views read after another observer's view of the same exchange (by exchange_id) was already released: two records of one call. Each makes later exchanges wait longer, up to --lateness.",
+		}),
+		mergeExtra: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "mcplens_ingest_merge_extra_wait_seconds",
+			Help: "How much longer than --merge-window exchanges wait now, because views were read late (fades over 10 minutes of event time).",
+		}),
 		inflight: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "mcplens_ingest_inflight_positions",
 			Help: "Consumed source positions not yet durably stored (they hold the commit back).",
@@ -170,7 +180,7 @@ func newMetrics(reg prometheus.Registerer, maxServers int) *metrics {
 		}, []string{"stream"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.events, m.exchanges, m.pending, m.pendingBytes, m.mergeWaiting, m.inflight, m.evicted,
+		reg.MustRegister(m.events, m.exchanges, m.pending, m.pendingBytes, m.mergeWaiting, m.mergeMissed, m.mergeExtra, m.inflight, m.evicted,
 			m.noResponse, m.sinkSeconds, m.sinkBlocked, m.sinkErrors, m.sinkRows, m.sinkExchanges, m.commitErrors, m.committed,
 			m.quarantined, m.byServer, m.unknownRetries)
 	}

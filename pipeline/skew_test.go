@@ -50,8 +50,9 @@ func TestSkewedClientClocksMerge(t *testing.T) {
 func TestNewClientHostsAheadMerge(t *testing.T) {
 	r := runSkewed(t, loadgen.Config{Seed: 51, Calls: 20_000, Rate: 400, Clients: 5000, ClientShare: 0.2,
 		ClientSkew: 1500 * time.Millisecond, ClientShipped: true}, 0)
-	if r.apart > 0 {
-		t.Errorf("%d client views did not join their gateway views", r.apart)
+	if r.apart > 0 || r.missed > 0 || r.extraWait != 0 {
+		t.Errorf("%d client views did not join their gateway views (%d missed merges, extra wait %.2f s)",
+			r.apart, r.missed, r.extraWait)
 	}
 	if r.merged < 3_500 {
 		t.Errorf("only %d merged client views; the load has about 4,000", r.merged)
@@ -79,23 +80,29 @@ func TestClockMinutesAheadMerges(t *testing.T) {
 // TestLateGatewayViewTeachesClock: client clocks up to 3 s off, more
 // than the merge window, their lines read in clock order (a time-sorted
 // export replayed). A client running behind has each view read seconds
-// before its gateway view, so its view was released alone before the
+// before its gateway view: its view was released alone before the
 // gateway's came, no merge ever taught its clock, and none of its views
-// ever merged. The gateway view, read after, now teaches the clock from
-// the released view it matches by exchange_id; the clock's later views
-// merge. (A client running ahead has each view read after its gateway
-// view was released: that needs a merge window longer than the skew.)
+// ever merged. A client running ahead has each view read seconds after
+// its gateway view was released. The views read after their exchange was
+// released now teach the untaught clock and make groups wait longer (up
+// to Lateness), so after the first seconds every view merges: before,
+// 708 client views stayed apart, 204 of calls after the first 15 s.
 func TestLateGatewayViewTeachesClock(t *testing.T) {
 	r := runSkewed(t, loadgen.Config{Seed: 82, Calls: 20_000, ClientSkew: 3 * time.Second}, 15*time.Second)
-	if r.lateBehind > 0 {
-		t.Errorf("%d views of clients running behind stayed apart after the first 15 s", r.lateBehind)
+	if r.late > 0 || r.apart > 50 {
+		t.Errorf("%d client views apart, %d of calls after the first 15 s (%d running ahead, %d behind)",
+			r.apart, r.late, r.lateAhead, r.lateBehind)
 	}
-	if r.lateAhead == 0 {
-		t.Errorf("no view of a client running ahead stayed apart: has the shape changed?")
+	if r.missed == 0 || r.extraWait <= 0 {
+		t.Errorf("missed merges %d, extra wait %.2f s: the early misses are not in the metrics", r.missed, r.extraWait)
 	}
 }
 
-type skewRun struct{ apart, late, lateAhead, lateBehind, merged int }
+type skewRun struct {
+	apart, late, lateAhead, lateBehind, merged int
+	missed                                     int     // mcplens_ingest_merge_missed_total
+	extraWait                                  float64 // mcplens_ingest_merge_extra_wait_seconds at the end
+}
 
 // runSkewed runs cfg's load through the engine at the default settings
 // (the pair window widened for the shape) and counts the client views
@@ -115,7 +122,17 @@ func runSkewed(t *testing.T, cfg loadgen.Config, grace time.Duration) skewRun {
 	truth := g.Truth()
 	ec := testConfig()
 	ec.Correlator.PairWindow = g.Config().PairWindow(ec.Correlator.PairWindow)
-	sink, _ := runFile(t, ec, lines)
+	sink := &memSink{}
+	var r skewRun
+	for _, f := range runMetered(t, ec, Deps{Source: newSliceSource("test.ndjson", lines), Sink: sink,
+		Now: func() time.Time { return time.Unix(0, 0).UTC() }}) {
+		switch f.GetName() {
+		case "mcplens_ingest_merge_missed_total":
+			r.missed = int(f.GetMetric()[0].GetCounter().GetValue())
+		case "mcplens_ingest_merge_extra_wait_seconds":
+			r.extraWait = f.GetMetric()[0].GetGauge().GetValue()
+		}
+	}
 
 	// When a call started, on the gateway's clock, by its event ids
 	// without their last letter (which names the line: request, exchange,
@@ -128,7 +145,6 @@ func runSkewed(t *testing.T, cfg loadgen.Config, grace time.Duration) skewRun {
 	if start.IsZero() {
 		start = loadgen.DefaultStart
 	}
-	var r skewRun
 	gatewayTS := map[string]time.Time{} // of records with a gateway view, by call
 	for _, x := range sink.exchanges {
 		if x.Source == "gateway" {
@@ -151,8 +167,11 @@ func runSkewed(t *testing.T, cfg loadgen.Config, grace time.Duration) skewRun {
 			r.merged++
 		}
 	}
-	t.Logf("%d records for %d calls; client views merged %d, apart %d (%d of calls started after the first %v)",
-		len(sink.exchanges), truth.Exchanges, r.merged, r.apart, r.late, grace)
+	t.Logf("%d records for %d calls; client views merged %d, apart %d (%d of calls started after the first %v); %d missed merges, extra wait %.2f s",
+		len(sink.exchanges), truth.Exchanges, r.merged, r.apart, r.late, grace, r.missed, r.extraWait)
+	if r.missed > r.apart {
+		t.Errorf("%d missed merges counted, but only %d client views apart", r.missed, r.apart)
+	}
 	if extra := len(sink.exchanges) - truth.Exchanges; extra != r.apart {
 		t.Errorf("%d records more than calls, but %d client views apart", extra, r.apart)
 	}
@@ -241,37 +260,82 @@ func TestRefTSOnlyHoldsEventTimeBack(t *testing.T) {
 	}
 }
 
-// TestUntaughtViewsExpire: the released untaught views wait a pair window
-// of event time, then go, and the keys passed are compacted away; without
-// a gateway ever seen nothing is kept, as nothing could teach it.
-func TestUntaughtViewsExpire(t *testing.T) {
+// TestReleasedExpire: a released group is kept Lateness of event time, a
+// lone view of an untaught clock the pair window, then they go and the
+// keys passed are compacted away; without a gateway ever seen no view is
+// kept as untaught, as nothing could teach it.
+func TestReleasedExpire(t *testing.T) {
 	m := newMergeSet(2 * time.Second)
-	m.pairWindow = time.Minute
+	m.pairWindow, m.maxLag = time.Minute, 5*time.Second
 	at := time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)
-	view := func(i int) *group {
-		ev := &schema.Event{TS: at.Add(time.Duration(i) * time.Millisecond), Source: "client", Observer: "cli-1"}
+	view := func(i int, source string) *group {
+		ev := &schema.Event{TS: at.Add(time.Duration(i) * time.Millisecond), Source: source, Observer: source + "-1"}
 		o := &observation{req: ev, resp: ev, ts: ev.TS}
-		g := &group{obs: []*observation{o}}
+		g := &group{obs: []*observation{o}, due: ev.TS.Add(2 * time.Second)}
 		g.keys = append(g.keys, gkey{keyID, m.h.of("e", strconv.Itoa(i))})
 		return g
 	}
-	m.keepUntaught(view(0))
-	if len(m.untaught) != 0 {
-		t.Fatalf("kept %d views before any gateway view", len(m.untaught))
+	released := func(i int) time.Time { return at.Add(time.Duration(i)*time.Millisecond + 2*time.Second) }
+	m.remember(view(-1, "client"), released(-1))
+	if len(m.released.long.keys) != 0 || len(m.released.short.keys) != 1 {
+		t.Fatalf("kept %d untaught views before any gateway view", len(m.released.long.keys))
 	}
 	m.gateways = true
-	for i := range 10_000 { // 10 s of views
-		m.keepUntaught(view(i))
+	for i := range 10_000 { // 10 s of each
+		m.remember(view(2*i, "client"), released(2*i))
+		m.remember(view(2*i+1, "gateway"), released(2*i+1))
 	}
-	m.expireUntaught(at.Add(65 * time.Second))
-	if n := len(m.untaught); n != 5_000 {
-		t.Errorf("%d views after 65 s, want the 5,000 of the last 5 s", n)
+	for _, c := range []struct {
+		wm          time.Duration // after the first release
+		short, long int
+	}{
+		{5 * time.Second, 10_000, 10_000},
+		{10 * time.Second, 7_500, 10_000},
+		{25 * time.Second, 0, 10_000},
+		{70 * time.Second, 0, 5_000},
+		{81 * time.Second, 0, 0},
+	} {
+		m.expireReleased(released(0).Add(c.wm))
+		short := len(m.released.short.keys) - m.released.short.head
+		long := len(m.released.long.keys) - m.released.long.head
+		if short != c.short || long != c.long || len(m.released.byID) != c.short+c.long {
+			t.Errorf("%v on: %d groups and %d untaught views kept (%d by id), want %d and %d",
+				c.wm, short, long, len(m.released.byID), c.short, c.long)
+		}
+		if len(m.released.short.keys) > 2*max(short, 1) || len(m.released.long.keys) > 2*max(long, 1) {
+			t.Errorf("%v on: queues of %d and %d keys for %d and %d kept", c.wm,
+				len(m.released.short.keys), len(m.released.long.keys), short, long)
+		}
 	}
-	if live := len(m.untaughtAt) - m.untaughtHead; live != 5_000 || len(m.untaughtAt) > 10_000 {
-		t.Errorf("keys %d from %d, want 5,000 live", len(m.untaughtAt), m.untaughtHead)
+}
+
+// TestExtraWaitFades: a view read late asks every group to wait that
+// much longer (plus a quarter of the merge window, at most Lateness); the
+// extra wait fades to nothing over lagFade, and a later late view keeps
+// it at least where it is.
+func TestExtraWaitFades(t *testing.T) {
+	m := newMergeSet(2 * time.Second)
+	m.maxLag = 5 * time.Second
+	at := time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)
+	if w := m.extraWait(at); w != 0 {
+		t.Fatalf("extra wait %v before any late view", w)
 	}
-	m.expireUntaught(at.Add(70 * time.Second))
-	if len(m.untaught) != 0 || len(m.untaughtAt) != 0 {
-		t.Errorf("%d views, %d keys after 70 s, want none", len(m.untaught), len(m.untaughtAt))
+	m.joinedLate(1500*time.Millisecond, at)
+	for _, c := range []struct {
+		since time.Duration
+		want  time.Duration
+	}{{0, 2 * time.Second}, {lagFade / 2, time.Second}, {lagFade, 0}} {
+		if got := m.extraWait(at.Add(c.since)); got != c.want {
+			t.Errorf("%v after: extra wait %v, want %v", c.since, got, c.want)
+		}
+	}
+	m.joinedLate(time.Second, at)                         // 1.5 s
+	m.joinedLate(100*time.Millisecond, at.Add(lagFade/4)) // faded to 1.125 s: kept
+	if got := m.extraWait(at.Add(lagFade / 4)); got != 1125*time.Millisecond {
+		t.Errorf("after a small late view: %v, want the 1.125 s left", got)
+	}
+	m.joinedLate(time.Minute, at)
+	if got := m.extraWait(at); got != 5*time.Second {
+		t.Errorf("a minute late: %v, want Lateness", got)
 	}
 }
