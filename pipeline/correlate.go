@@ -302,7 +302,7 @@ func (c *correlator) expire(h *half, evicted bool) {
 // first event.
 func (c *correlator) complete(st *stream, o *observation) {
 	o.classify()
-	c.merging.add(o, &st.merging, st.maxTS)
+	c.merging.add(o, &st.merging, c.mergeTime(st, c.slowest()))
 	if c.track {
 		c.freshObs = append(c.freshObs, o)
 	}

@@ -208,7 +208,8 @@ func (m *mergeSet) requestKey(o *observation) (key hkey, cancels bool) {
 }
 
 // add merges o into the group of its exchange, else starts a group in h;
-// now is the event time of o's stream.
+// now is the event time o's stream releases groups by (mergeTime), so a
+// view held for by a slower stream does not count as late.
 func (m *mergeSet) add(o *observation, h *groupHeap, now time.Time) {
 	var idKey hkey
 	if id := o.first().ExchangeID; id != "" {
