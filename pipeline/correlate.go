@@ -387,12 +387,18 @@ func (c *correlator) eventTime(st *stream, ev *schema.Event) time.Time {
 }
 
 // watermark is the event time up to which st's input is taken as
-// complete: its newest event time less Lateness.
-func (c *correlator) watermark(st *stream) time.Time {
+// complete: its newest event time less Lateness, held back to the slowest
+// stream still flowing by up to the pair window. The two halves of an
+// exchange may be read from different streams (lines without a key, as
+// from 2026-07-28 clients without sessions, land on any partition), and
+// a consumer catching up reads its partitions at paces that drift apart
+// by tens of seconds: a request read from a partition ahead expired as
+// NO_RESPONSE before its response was read from the one behind.
+func (c *correlator) watermark(st *stream, slowest time.Time) time.Time {
 	if st.maxTS.IsZero() {
 		return st.maxTS
 	}
-	return st.maxTS.Add(-c.cfg.Lateness)
+	return c.heldBack(st, slowest, c.cfg.PairWindow).Add(-c.cfg.Lateness)
 }
 
 // Release expires, stream by stream, what the stream's watermark has
@@ -400,13 +406,13 @@ func (c *correlator) watermark(st *stream) time.Time {
 // earlier pending request of its stream can still precede. With final set
 // (end of input) everything pending is expired and emitted.
 func (c *correlator) Release(final bool, emit func(*group)) {
+	slowest := c.slowest()
 	for _, st := range c.order {
-		wm := c.watermark(st)
+		wm := c.watermark(st, slowest)
 		for len(st.pending) > 0 && (final || !time.Unix(0, st.pending[0].ts).Add(c.cfg.PairWindow).After(wm)) {
 			c.expire(st.pending[0], false)
 		}
 	}
-	slowest := c.slowest()
 	for _, st := range c.order {
 		c.merging.release(&st.merging, final, c.mergeTime(st, slowest), emit)
 	}
@@ -450,10 +456,15 @@ func (c *correlator) slowest() time.Time {
 // The bound keeps what a stream holds for a lagging one (or for a backlog
 // read one partition after another) to Lateness of event time.
 func (c *correlator) mergeTime(st *stream, slowest time.Time) time.Time {
+	return c.heldBack(st, slowest, c.cfg.Lateness)
+}
+
+// heldBack is st's event time held back to slowest by at most hold.
+func (c *correlator) heldBack(st *stream, slowest time.Time, hold time.Duration) time.Time {
 	if slowest.IsZero() || !slowest.Before(st.maxTS) {
 		return st.maxTS
 	}
-	return later(slowest, st.maxTS.Add(-c.cfg.Lateness))
+	return later(slowest, st.maxTS.Add(-hold))
 }
 
 // halfHeap orders waiting halves by event time.
