@@ -541,7 +541,7 @@ func later(a, b time.Time) time.Time {
 // and source positions stay uncommitted while the request waits.
 func (m *mergeSet) release(h *groupHeap, final bool, wm time.Time, emit func(*group)) {
 	m.expireReleased(wm)
-	released := wm
+	at := wm // the release time kept for missed merges; wm is held back by the extra wait
 	wm = wm.Add(-m.extraWait(wm))
 	for len(*h) > 0 {
 		g := (*h)[0].g
@@ -569,7 +569,7 @@ func (m *mergeSet) release(h *groupHeap, final bool, wm time.Time, emit func(*gr
 		heap.Pop(h)
 		m.n--
 		m.forget(g)
-		m.remember(g, released)
+		m.remember(g, at)
 		m.settleCancel(g)
 		emit(g)
 	}
