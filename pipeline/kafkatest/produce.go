@@ -18,6 +18,8 @@ type Record struct {
 	// Key is optional; nil means no key.
 	Key   []byte
 	Value []byte
+	// Time is the record's timestamp; zero lets the client set it.
+	Time time.Time
 }
 
 // Produce writes values, in order, to partition 0 of topic and returns once
@@ -123,6 +125,7 @@ func recordReader(records []Record) kafka.RecordReader {
 	recs := make([]kafka.Record, len(records))
 	for i, r := range records {
 		recs[i].Value = kafka.NewBytes(r.Value)
+		recs[i].Time = r.Time
 		if r.Key != nil {
 			recs[i].Key = kafka.NewBytes(r.Key)
 		}
