@@ -20,6 +20,7 @@ const (
 	DefaultMaxBytes         = 16 << 20
 	DefaultMaxWait          = 1500 * time.Millisecond
 	DefaultQueueCapacity    = 1000
+	DefaultAlignWait        = time.Second
 	DefaultSessionTimeout   = 6 * time.Second
 	DefaultHeartbeat        = time.Second
 	DefaultRebalanceTimeout = 10 * time.Second
@@ -60,6 +61,11 @@ type Config struct {
 	// QueueCapacity is how many fetched messages are buffered ahead of
 	// Fetch [1000].
 	QueueCapacity int
+	// AlignWait is how long Fetch waits for a partition that is behind and
+	// has nothing buffered before it hands out a later message of another
+	// partition [1s]; see the package comment. A partition waited for that
+	// long is not waited for again until its next message.
+	AlignWait time.Duration
 	// SessionTimeout is how long the coordinator keeps a member that stopped
 	// heartbeating [6s, the broker's least by default]: a SIGKILLed
 	// ingester's partitions move on (or to its restarted self) after it.
@@ -78,8 +84,8 @@ type Config struct {
 
 // ParseURL reads kafka://HOST:PORT[,HOST:PORT...]/TOPIC[?PARAMS] with the
 // optional parameters group (default mcplens-ingest), start (first|last),
-// min_bytes, max_bytes, max_wait, session_timeout, heartbeat (Go
-// durations) and queue. Unknown
+// min_bytes, max_bytes, max_wait, session_timeout, heartbeat, align_wait
+// (Go durations) and queue. Unknown
 // parameters are errors, so a typo is never silently ignored.
 func ParseURL(raw string) (Config, error) {
 	cfg, err := parseURL(raw)
@@ -172,8 +178,10 @@ func (c *Config) set(key, val string) error {
 		return duration(&c.SessionTimeout, "6s")
 	case "heartbeat":
 		return duration(&c.Heartbeat, "1s")
+	case "align_wait":
+		return duration(&c.AlignWait, "1s")
 	default:
-		return fmt.Errorf("unknown parameter %q (known: group, start, min_bytes, max_bytes, max_wait, session_timeout, heartbeat, queue)", key)
+		return fmt.Errorf("unknown parameter %q (known: group, start, min_bytes, max_bytes, max_wait, session_timeout, heartbeat, queue, align_wait)", key)
 	}
 	return nil
 }
@@ -196,6 +204,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.QueueCapacity == 0 {
 		c.QueueCapacity = DefaultQueueCapacity
+	}
+	if c.AlignWait == 0 {
+		c.AlignWait = DefaultAlignWait
 	}
 	if c.SessionTimeout == 0 {
 		c.SessionTimeout = DefaultSessionTimeout
@@ -236,6 +247,9 @@ func (c Config) Validate() error {
 	}
 	if c.QueueCapacity <= 0 {
 		errs = append(errs, fmt.Errorf("queue %d: want > 0", c.QueueCapacity))
+	}
+	if c.AlignWait <= 0 {
+		errs = append(errs, fmt.Errorf("align_wait %v: want > 0", c.AlignWait))
 	}
 	// The broker refuses sessions under group.min.session.timeout.ms (6s).
 	if c.SessionTimeout < 6*time.Second || c.RebalanceTimeout <= 0 {

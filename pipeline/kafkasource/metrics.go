@@ -13,6 +13,7 @@ import (
 type metrics struct {
 	lag       *prometheus.GaugeVec
 	committed *prometheus.GaugeVec
+	aligned   *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -25,6 +26,10 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "mcplens_ingest_committed_offset",
 			Help: "Last offset committed for the consumer group: the next offset to read.",
 		}, []string{"topic", "partition"}),
+		aligned: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mcplens_ingest_kafka_align_wait_seconds_total",
+			Help: "Time Fetch held back messages it had, waiting for a partition behind with nothing buffered (at most align_wait each time); see the Kafka source's align_wait.",
+		}, []string{"topic"}),
 	}
 	if reg == nil {
 		return m, nil
@@ -36,21 +41,24 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	if m.committed, err = register(reg, m.committed); err != nil {
 		return nil, err
 	}
+	if m.aligned, err = register(reg, m.aligned); err != nil {
+		return nil, err
+	}
 	return m, nil
 }
 
-func register(reg prometheus.Registerer, g *prometheus.GaugeVec) (*prometheus.GaugeVec, error) {
-	err := reg.Register(g)
+func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
+	err := reg.Register(c)
 	if err == nil {
-		return g, nil
+		return c, nil
 	}
 	var are prometheus.AlreadyRegisteredError
 	if errors.As(err, &are) {
-		if existing, ok := are.ExistingCollector.(*prometheus.GaugeVec); ok {
+		if existing, ok := are.ExistingCollector.(C); ok {
 			return existing, nil
 		}
 	}
-	return nil, fmt.Errorf("register kafka source metrics: %w", err)
+	return c, fmt.Errorf("register kafka source metrics: %w", err)
 }
 
 // partition holds what a Source keeps per partition: the Stream name, the

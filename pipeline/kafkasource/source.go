@@ -6,6 +6,19 @@
 // has made the batch durable, and one Commit sends one OffsetCommit request
 // for all its partitions: never one commit per message.
 //
+// Order across partitions: each partition is read ahead into its own
+// buffer, and Fetch hands out the buffered message with the oldest Kafka
+// timestamp (the producer's or the log's append time). While a partition
+// known to have more messages has nothing buffered, Fetch waits for it, up
+// to AlignWait, before handing out a later message of another partition.
+// So an ingester catching up reads its partitions side by side in time, as
+// they were written, instead of as fast as each partition's fetches happen
+// to return: the engine merges the views of one exchange that arrive on
+// different partitions within its merge window, and a partition left
+// behind would otherwise stay behind. A partition that is caught up (or
+// stalled past AlignWait) is not waited for, so live traffic is not
+// delayed.
+//
 // Rebalances: every generation of the group starts with a message that
 // carries the member's new assignment (pipeline.Assignment), before any
 // message of that generation; messages of an earlier generation still
@@ -25,6 +38,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -50,19 +64,40 @@ type Source struct {
 	ctx     context.Context // ends at Close
 	stop    context.CancelFunc
 	done    chan struct{} // closed when the generation loop returned
-	queue   chan delivery
+	wake    chan struct{} // signalled when a buffer or the generation changes
+	aligned prometheus.Counter
+	now     func() time.Time
 
 	mu       sync.Mutex
 	parts    map[int]*partition
 	gen      *kafka.Generation // the current generation, nil before the first
 	assigned map[int]bool      // its partitions
+	next     *feed             // the current generation's buffers
+
+	cur *feed // the generation Fetch hands out; used by Fetch alone
 }
 
-// delivery is a message of one generation, or the generation's assignment.
-type delivery struct {
+// feed is one generation's assignment and its partitions' read-ahead
+// buffers.
+type feed struct {
 	gen    int32
-	msg    kafka.Message
 	assign *pipeline.Assignment
+	parts  []*buffer // by partition ID
+	told   bool      // the assignment was handed out
+}
+
+// buffer is one partition's messages read ahead, and what Fetch knows of
+// the partition. Only its channel is shared with the partition's reader.
+type buffer struct {
+	id        int
+	ch        chan kafka.Message
+	startLag  atomic.Int64  // messages from the assigned offset on, as the reader found at its start; -1 unknown
+	started   bool          // a message was handed out
+	head      kafka.Message // the next message to hand out, if full
+	full      bool
+	behind    bool      // more messages are in the partition: wait for them
+	last      time.Time // timestamp of the last message handed out
+	waitSince time.Time // when Fetch began waiting for it; zero if not
 }
 
 var (
@@ -93,8 +128,8 @@ func New(cfg Config, logger zerolog.Logger, reg prometheus.Registerer) (*Source,
 	ctx, stop := context.WithCancel(context.Background())
 	s := &Source{
 		cfg: cfg, log: logger, dialer: dialer, group: group, metrics: m, probe: newProber(cfg, clientID),
-		ctx: ctx, stop: stop, done: make(chan struct{}), queue: make(chan delivery, cfg.QueueCapacity),
-		parts: map[int]*partition{},
+		ctx: ctx, stop: stop, done: make(chan struct{}), wake: make(chan struct{}, 1), now: time.Now,
+		parts: map[int]*partition{}, aligned: m.aligned.WithLabelValues(cfg.Topic),
 	}
 	go s.run()
 	return s, nil
@@ -161,37 +196,48 @@ func (s *Source) run() {
 	}
 }
 
-// begin makes gen the current generation: its assignment is queued first,
-// then one reader per partition queues its messages until the generation
-// ends (a rebalance) or the Source closes.
+// begin makes gen the current generation: its assignment is handed out
+// first, then one reader per partition buffers its messages until the
+// generation ends (a rebalance) or the Source closes.
 func (s *Source) begin(gen *kafka.Generation) {
 	parts := gen.Assignments[s.cfg.Topic]
 	slices.SortFunc(parts, func(a, b kafka.PartitionAssignment) int { return a.ID - b.ID })
-	a := &pipeline.Assignment{Streams: make([]pipeline.Position, 0, len(parts))}
+	f := &feed{gen: gen.ID, assign: &pipeline.Assignment{Streams: make([]pipeline.Position, 0, len(parts))}}
+	capacity := max(1, s.cfg.QueueCapacity/max(1, len(parts)))
 	ids := make([]int, 0, len(parts))
 	s.mu.Lock()
-	s.gen, s.assigned = gen, map[int]bool{}
+	s.gen, s.assigned, s.next = gen, map[int]bool{}, f
 	for _, pa := range parts {
 		p := s.partitionLocked(pa.ID)
 		p.committed = max(pa.Offset, 0)
 		s.assigned[pa.ID] = true
-		a.Streams = append(a.Streams, pipeline.Position{Stream: p.stream, Topic: s.cfg.Topic, Partition: pa.ID, Offset: max(pa.Offset, 0)})
+		f.assign.Streams = append(f.assign.Streams, pipeline.Position{Stream: p.stream, Topic: s.cfg.Topic, Partition: pa.ID, Offset: max(pa.Offset, 0)})
+		// Nothing is known of a new partition: it is waited for once.
+		b := &buffer{id: pa.ID, ch: make(chan kafka.Message, capacity), behind: true}
+		b.startLag.Store(-1)
+		f.parts = append(f.parts, b)
 		ids = append(ids, pa.ID)
 	}
 	s.mu.Unlock()
+	s.signal()
 	s.log.Info().Int32("generation", gen.ID).Ints("partitions", ids).Msg("consumer group generation: partitions assigned")
-	select {
-	case s.queue <- delivery{gen: gen.ID, assign: a}:
-	case <-s.ctx.Done():
-		return
-	}
-	for _, pa := range parts {
-		gen.Start(func(ctx context.Context) { s.read(ctx, gen.ID, pa) })
+	for i, pa := range parts {
+		gen.Start(func(ctx context.Context) { s.read(ctx, pa, f.parts[i]) })
 	}
 }
 
-// read queues one partition's messages from its assigned offset.
-func (s *Source) read(ctx context.Context, gen int32, pa kafka.PartitionAssignment) {
+// signal wakes a Fetch waiting for a buffer or a generation.
+func (s *Source) signal() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// read buffers one partition's messages from its assigned offset. It
+// first asks how many there are, so that Fetch does not wait for a
+// partition with nothing to read.
+func (s *Source) read(ctx context.Context, pa kafka.PartitionAssignment, b *buffer) {
 	r := kafka.NewReader(s.cfg.readerConfig(s.log, s.dialer, pa.ID))
 	defer func() {
 		if err := r.Close(); err != nil {
@@ -201,6 +247,15 @@ func (s *Source) read(ctx context.Context, gen int32, pa kafka.PartitionAssignme
 	if err := r.SetOffset(pa.Offset); err != nil {
 		s.log.Error().Err(err).Int("partition", pa.ID).Int64("offset", pa.Offset).Msg("set partition offset")
 		return
+	}
+	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	lag, err := r.ReadLag(lctx)
+	cancel()
+	if err == nil {
+		b.startLag.Store(max(lag, 0))
+		s.signal()
+	} else if ctx.Err() == nil {
+		s.log.Debug().Err(err).Int("partition", pa.ID).Msg("read partition lag; it is waited for once")
 	}
 	for {
 		m, err := r.FetchMessage(ctx)
@@ -217,7 +272,8 @@ func (s *Source) read(ctx context.Context, gen int32, pa kafka.PartitionAssignme
 			continue
 		}
 		select {
-		case s.queue <- delivery{gen: gen, msg: m}:
+		case b.ch <- m:
+			s.signal()
 		case <-ctx.Done():
 			return
 		}
@@ -240,35 +296,138 @@ func logTo(level func() *zerolog.Event) kafka.LoggerFunc {
 
 // Fetch returns the next message of the current generation, with
 // Pos.Offset the message's own offset, or the generation's assignment
-// (Message.Assignment) before its first message. It blocks until one
-// arrives, ctx ends (ctx.Err()) or the Source is closed (io.EOF). Errors
-// the group and readers recover from by themselves (a broker restart, a
-// failed join) are logged and waited out, not returned.
+// (Message.Assignment) before its first message. Of the partitions'
+// buffered messages it returns the one with the oldest timestamp, after
+// waiting up to AlignWait for a partition that is behind and has nothing
+// buffered (see the package comment). It blocks until a message is there,
+// ctx ends (ctx.Err()) or the Source is closed (io.EOF). Errors the group
+// and readers recover from by themselves (a broker restart, a failed join)
+// are logged and waited out, not returned.
 func (s *Source) Fetch(ctx context.Context) (pipeline.Message, error) {
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
 	for {
+		s.mu.Lock()
+		next := s.next
+		s.mu.Unlock()
+		if next != s.cur { // a new generation: the old one's buffers are dropped
+			s.cur = next
+		}
+		var wait time.Duration
+		if f := s.cur; f != nil {
+			if !f.told {
+				f.told = true
+				return pipeline.Message{Assignment: f.assign}, nil
+			}
+			var b *buffer
+			b, wait = f.pick(s.now(), s.cfg.AlignWait)
+			if b != nil {
+				m := b.take()
+				return s.message(m), nil
+			}
+		}
+		var expire <-chan time.Time
+		if wait > 0 {
+			if timer == nil {
+				timer = time.NewTimer(wait)
+			} else {
+				timer.Reset(wait)
+			}
+			expire = timer.C
+		}
+		began := s.now()
 		select {
 		case <-ctx.Done():
 			return pipeline.Message{}, ctx.Err()
 		case <-s.ctx.Done():
 			return pipeline.Message{}, io.EOF
-		case d := <-s.queue:
-			s.mu.Lock()
-			current := s.gen != nil && s.gen.ID == d.gen
-			s.mu.Unlock()
-			switch {
-			case !current: // of a generation that ended: its partitions start over
-			case d.assign != nil:
-				return pipeline.Message{Assignment: d.assign}, nil
-			default:
-				return s.message(d.msg), nil
-			}
+		case <-s.wake:
+		case <-expire:
+		}
+		if wait > 0 {
+			s.aligned.Add(s.now().Sub(began).Seconds())
 		}
 	}
 }
 
+// pick returns the buffer whose head is to be handed out now, or nil and
+// how long to wait at most before asking again (0: until a buffer fills).
+// It first moves each empty buffer's next message, if any, to its head.
+func (f *feed) pick(now time.Time, alignWait time.Duration) (*buffer, time.Duration) {
+	var best *buffer
+	for _, b := range f.parts {
+		if !b.full {
+			select {
+			case b.head = <-b.ch:
+				b.full, b.waitSince = true, time.Time{}
+			default:
+			}
+		}
+		if !b.started && !b.full && b.startLag.Load() == 0 {
+			b.behind = false // nothing was there to read at the start
+		}
+		if b.full && (best == nil || b.before(best)) {
+			best = b
+		}
+	}
+	if best == nil {
+		return nil, 0
+	}
+	// Wait for an empty partition that is behind and whose next message may
+	// be older than best's, until it has been waited for alignWait.
+	var wait time.Duration
+	for _, b := range f.parts {
+		if b.full || !b.behind || (!b.last.IsZero() && b.last.After(best.head.Time)) {
+			continue
+		}
+		if b.waitSince.IsZero() {
+			b.waitSince = now
+		}
+		if left := alignWait - now.Sub(b.waitSince); left > 0 && (wait == 0 || left < wait) {
+			wait = left
+		}
+	}
+	if wait > 0 {
+		return nil, wait
+	}
+	return best, 0
+}
+
+// before orders heads by timestamp (a message without one, from an old
+// producer, ranks as the oldest), then the partition with more messages
+// after it, then the lower partition.
+func (b *buffer) before(o *buffer) bool {
+	if t, u := b.head.Time, o.head.Time; !t.Equal(u) {
+		return t.Before(u)
+	}
+	if l, k := lagAfter(b.head), lagAfter(o.head); l != k {
+		return l > k
+	}
+	return b.id < o.id
+}
+
+// take hands out the head and remembers whether the partition has more.
+func (b *buffer) take() kafka.Message {
+	m := b.head
+	b.head, b.full, b.started = kafka.Message{}, false, true
+	b.behind = lagAfter(m) > 0
+	if !m.Time.IsZero() {
+		b.last = m.Time
+	}
+	return m
+}
+
+// lagAfter is how many messages the partition held after m when m was
+// fetched.
+func lagAfter(m kafka.Message) int64 { return max(0, m.HighWaterMark-m.Offset-1) }
+
 func (s *Source) message(m kafka.Message) pipeline.Message {
 	p := s.partition(m.Partition)
-	lag := max(0, m.HighWaterMark-m.Offset-1)
+	lag := lagAfter(m)
 	p.lag.Set(float64(lag))
 	s.mu.Lock()
 	p.lagNow = lag
@@ -362,6 +521,7 @@ func (s *Source) Close() error {
 	for n := range s.parts {
 		s.metrics.forget(s.cfg.Topic, n)
 	}
+	s.metrics.aligned.DeleteLabelValues(s.cfg.Topic)
 	clear(s.parts)
 	if err != nil && !errors.Is(err, kafka.ErrGroupClosed) {
 		return fmt.Errorf("close kafka consumer group: %w", err)
