@@ -26,10 +26,10 @@ func TestParseURL(t *testing.T) {
 		},
 		{
 			name: "ipv6 broker and tuning",
-			raw:  "kafka://[::1]:9092/t?start=first&min_bytes=10&max_bytes=2048&max_wait=2s&queue=50",
+			raw:  "kafka://[::1]:9092/t?start=first&min_bytes=10&max_bytes=2048&max_wait=2s&queue=50&align_wait=250ms",
 			want: defaults(Config{
 				Brokers: []string{"[::1]:9092"}, Topic: "t",
-				MinBytes: 10, MaxBytes: 2048, MaxWait: 2 * time.Second, QueueCapacity: 50,
+				MinBytes: 10, MaxBytes: 2048, MaxWait: 2 * time.Second, QueueCapacity: 50, AlignWait: 250 * time.Millisecond,
 			}),
 		},
 	}
@@ -69,6 +69,7 @@ func TestParseURLRejects(t *testing.T) {
 		{"unknown param", "kafka://localhost:9092/t?grup=g", `unknown parameter "grup"`},
 		{"bad max_wait", "kafka://localhost:9092/t?max_wait=10", "max_wait"},
 		{"zero queue", "kafka://localhost:9092/t?queue=0", "queue"},
+		{"zero align_wait", "kafka://localhost:9092/t?align_wait=0s", "align_wait"},
 		{"min above max", "kafka://localhost:9092/t?min_bytes=10&max_bytes=5", "min_bytes 10, max_bytes 5"},
 		{"credentials", "kafka://u:p@localhost:9092/t", "credentials"},
 		{"fragment", "kafka://localhost:9092/t#x", "fragment"},
