@@ -173,7 +173,7 @@ bench-steady:
 	$(GO) test -run='^$$' -bench='^BenchmarkExchangeJSON$$' -benchtime=100000x -benchmem -count=1 ./schema && \
 	$(GO) test -run='^$$' -bench='^BenchmarkWindowCost$$' -benchtime=200000x -cpu=1 -benchmem -count=1 -timeout=30m ./pipeline && \
 	$(GO) test -run='^$$' -bench='^BenchmarkSteadyState$$' -benchtime=1x -cpu=1 -count=1 -timeout=90m ./pipeline && \
-	$(GO) test -run='^$$' -bench='^(BenchmarkChainsMemory|BenchmarkDedupeMemory)$$' -benchtime=1x -count=1 ./pipeline && \
+	$(GO) test -run='^$$' -bench='^(BenchmarkChainsMemory|BenchmarkDedupeMemory|BenchmarkClockMemory)$$' -benchtime=1x -count=1 ./pipeline && \
 	$(GO) test -run='^$$' -bench='^BenchmarkIngestRSS$$' -benchtime=1x -count=1 -timeout=30m ./cmd/ingest && \
 	$(GO) test -run='^$$' -bench='^BenchmarkFreshness$$' -benchtime=1x -count=1 ./pipeline && \
 	$(GO) test -run='^$$' -bench='^(BenchmarkFreshnessDuckDB|BenchmarkLoadgenToDuckDB|BenchmarkLoadgenToDuckDBSteady)$$' -benchtime=1x -count=1 -timeout=60m ./store/duckstore && \

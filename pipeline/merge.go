@@ -114,7 +114,7 @@ type mergeSet struct {
 	// the cancels that name no client by their transport key (wireKey).
 	byWire      map[hkey][]*group
 	wireCancels map[hkey][]*group
-	offsets     map[string]clock
+	clocks      clocks      // what the merges taught about observers' clocks (clocks.go)
 	released    releasedSet // what missed merges learn from (released.go)
 	// lag is the extra wait the last late view asked for, at event time
 	// lagAt (extraWait); maxLag bounds it: the correlator's Lateness.
@@ -136,7 +136,7 @@ type mergeSet struct {
 func newMergeSet(window time.Duration) mergeSet {
 	return mergeSet{window: window, byID: map[hkey]*group{}, byCall: map[hkey][]*group{}, byReq: map[hkey]*group{}, cancels: map[hkey]*group{}, inits: map[hkey]*group{}, pending: map[hkey]int32{}, h: newKeyHasher(),
 		byWire: map[hkey][]*group{}, wireCancels: map[hkey][]*group{},
-		offsets: map[string]clock{}, released: newReleasedSet(), clients: clients{byKey: map[string]*list.Element{}}}
+		clocks: newClocks(), released: newReleasedSet(), clients: clients{byKey: map[string]*list.Element{}}}
 }
 
 // callKey names the call an observation carries, for views that share no
@@ -230,7 +230,7 @@ func (m *mergeSet) add(o *observation, h *groupHeap, now time.Time) {
 		defer m.indexWire(o, g)
 		defer m.indexRequest(o, g)
 		defer m.indexInit(o, g)
-		m.learn(g, o)
+		m.learn(g, o, now)
 		if by := now.Sub(g.due); by > 0 {
 			m.joinedLate(by, now)
 		}
@@ -405,6 +405,7 @@ const offsetWeight = 0.25
 type clock struct {
 	off, resid time.Duration
 	n          int
+	at, queued int64 // event time last taught, and last queued for expiry (clocks)
 }
 
 // minResidualTolerance is the least a learned clock's tolerance shrinks
@@ -427,7 +428,7 @@ func (m *mergeSet) tolerance(o *observation) time.Duration {
 // learn updates the clock of the less trusted observer of each pair o
 // makes with a view of g (a client against the gateway), from their
 // request times.
-func (m *mergeSet) learn(g *group, o *observation) {
+func (m *mergeSet) learn(g *group, o *observation, now time.Time) {
 	for _, x := range g.obs {
 		ref, other := x, o
 		if sourceRank(o) < sourceRank(x) {
@@ -437,8 +438,7 @@ func (m *mergeSet) learn(g *group, o *observation) {
 			continue // the same kind of observer: neither is the reference
 		}
 		d := other.ts.Sub(m.onRefClock(ref, ref.ts))
-		c, ok := m.clockOf(other.first())
-		m.offsets[string(m.obsKey)] = c.taught(d, ok) // the key clockOf just built
+		m.clocks.teach(m.keyOf(other.first()), d, now)
 	}
 }
 
@@ -471,7 +471,7 @@ func (m *mergeSet) onRefClock(o *observation, t time.Time) time.Time {
 // offset learned wrong (a reused exchange_id) can then only hold event
 // time back, never expire requests early.
 func (m *mergeSet) refTS(ev *schema.Event) (ts time.Time, known bool) {
-	if len(m.offsets) == 0 {
+	if m.clocks.len() == 0 {
 		return ev.TS, false
 	}
 	c, known := m.clockOf(ev)
@@ -482,12 +482,14 @@ func (m *mergeSet) refTS(ev *schema.Event) (ts time.Time, known bool) {
 }
 
 // clockOf returns what the merges taught about the clock of ev's
-// observer. Offsets are keyed by source NUL observer, built in obsKey
-// (left there for learn's store), so a lookup allocates nothing.
-func (m *mergeSet) clockOf(ev *schema.Event) (clock, bool) {
+// observer.
+func (m *mergeSet) clockOf(ev *schema.Event) (clock, bool) { return m.clocks.get(m.keyOf(ev)) }
+
+// keyOf returns the key of ev's observer's clock, source NUL observer, in
+// a scratch buffer valid until the next call: a lookup allocates nothing.
+func (m *mergeSet) keyOf(ev *schema.Event) []byte {
 	m.obsKey = append(append(append(m.obsKey[:0], ev.Source...), 0), ev.Observer...)
-	c, ok := m.offsets[string(m.obsKey)]
-	return c, ok
+	return m.obsKey
 }
 
 // due is when a group's wait for o's exchange ends, on the reference
@@ -541,6 +543,7 @@ func later(a, b time.Time) time.Time {
 // and source positions stay uncommitted while the request waits.
 func (m *mergeSet) release(h *groupHeap, final bool, wm time.Time, emit func(*group)) {
 	m.expireReleased(wm)
+	m.clocks.expire(wm)
 	at := wm // the release time kept for missed merges; wm is held back by the extra wait
 	wm = wm.Add(-m.extraWait(wm))
 	for len(*h) > 0 {

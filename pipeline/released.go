@@ -140,8 +140,7 @@ func (m *mergeSet) missed(id hkey, o *observation, now time.Time) {
 	m.misses++
 	if r.clock != "" {
 		if rank < r.rank {
-			c, known := m.offsets[r.clock]
-			m.offsets[r.clock] = c.taught(r.ts.Sub(m.onRefClock(o, o.ts)), known)
+			m.clocks.teach([]byte(r.clock), r.ts.Sub(m.onRefClock(o, o.ts)), now)
 		}
 		return // its due was on an untaught clock: not a measure of lateness
 	}

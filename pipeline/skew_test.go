@@ -189,7 +189,7 @@ func TestEventTimeHeldBackForUntaughtClocks(t *testing.T) {
 	c.idle = 5 * time.Second
 	at := time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)
 	wall := time.Date(2026, 12, 6, 8, 0, 0, 0, time.UTC)
-	c.merging.offsets["client\x00cli-taught"] = clock{off: 3 * time.Second, n: 3}
+	c.merging.clocks.byKey["client\x00cli-taught"] = clock{off: 3 * time.Second, n: 3}
 	clientsOnly, mixed := c.stream(Position{Stream: "a"}), c.stream(Position{Stream: "b"})
 	const none = time.Duration(-1) // the line does not move event time
 	for i, s := range []struct {
@@ -239,8 +239,8 @@ func TestRefTSOnlyHoldsEventTimeBack(t *testing.T) {
 	if got, known := m.refTS(ev("cli-1")); !got.Equal(at) || known {
 		t.Errorf("no offsets: %v (known %v), want the line's own %v", got, known, at)
 	}
-	m.offsets["client\x00cli-ahead"] = clock{off: 3 * time.Second, n: 5}
-	m.offsets["client\x00cli-behind"] = clock{off: -50 * time.Second, n: 5}
+	m.clocks.byKey["client\x00cli-ahead"] = clock{off: 3 * time.Second, n: 5}
+	m.clocks.byKey["client\x00cli-behind"] = clock{off: -50 * time.Second, n: 5}
 	for _, c := range []struct {
 		observer string
 		want     time.Time
