@@ -188,3 +188,28 @@ func TestFetchDoesNotWaitForIdlePartitions(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkPick is Fetch's choice per message with every partition's
+// buffer full, the case of a consumer catching up: it looks at each
+// partition, so it grows with the partitions assigned.
+func BenchmarkPick(b *testing.B) {
+	for _, parts := range []int{1, 3, 12, 64} {
+		b.Run(fmt.Sprintf("partitions=%d", parts), func(b *testing.B) {
+			f := newFeed(parts)
+			off := make([]int64, parts)
+			refill := func(p int) {
+				f.parts[p].ch <- msg(p, off[p], int(off[p])*parts+p, 1000)
+				off[p]++
+			}
+			for p := range parts {
+				refill(p)
+			}
+			now := time.Now()
+			for b.Loop() {
+				bf, _ := f.pick(now, time.Second)
+				bf.take()
+				refill(bf.id)
+			}
+		})
+	}
+}
