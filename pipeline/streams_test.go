@@ -5,7 +5,6 @@ import (
 	"context"
 	"hash/fnv"
 	"math/rand/v2"
-	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -151,9 +150,8 @@ func TestUnkeyedPartitionsMerge(t *testing.T) {
 	}
 	recs := runMessages(t, unkeyed(g, 3, func(int) int { return 100 }))
 	r := countTruth(t, g.Truth(), recs)
-	if r.lost+r.wrong > 0 || r.extra != r.apart || r.apartBeforeEnd > 0 {
-		t.Errorf("lost %d, wrong outcome %d, extra %d, client views apart %d (%d between the first 10 s and the end of input)",
-			r.lost, r.wrong, r.extra, r.apart, r.apartBeforeEnd)
+	if r.Lost+r.Wrong > 0 || r.Extra != r.Apart || r.ApartBeforeEnd > 0 {
+		t.Errorf("%+v: want nothing lost or wrong, and no client view apart between the first 10 s and the end of input", r)
 	}
 }
 
@@ -169,8 +167,8 @@ func TestUnkeyedPartitionsAtDifferentPaces(t *testing.T) {
 		t.Fatal(err)
 	}
 	recs := runMessages(t, unkeyed(g, 3, func(p int) int { return 100 * (p + 1) }))
-	if r := countTruth(t, g.Truth(), recs); r.lost+r.wrong > 0 || r.extra != r.apart {
-		t.Errorf("lost %d, wrong outcome %d, extra %d, client views apart %d", r.lost, r.wrong, r.extra, r.apart)
+	if r := countTruth(t, g.Truth(), recs); r.Lost+r.Wrong > 0 || r.Extra != r.Apart {
+		t.Errorf("%+v: want nothing lost or wrong, and no record but client views apart", r)
 	}
 }
 
@@ -196,46 +194,11 @@ func unkeyed(g *loadgen.Generator, n int, fetch func(p int) int) []Message {
 	return msgs
 }
 
-type truthCount struct{ lost, wrong, extra, apart, apartBeforeEnd int }
-
-// countTruth counts recs against the truth: calls lost, misclassified,
-// records beyond the calls, client views apart, and of those the ones
-// between the first 10 s and the end of input (past the last first
-// attempt the lines thin out: only late responses and re-sends are left,
-// so a fetch of a hundred lines spans seconds).
-func countTruth(t *testing.T, truth *loadgen.Truth, recs []schema.Exchange) truthCount {
+// countTruth counts recs against the truth and logs the tally.
+func countTruth(t *testing.T, truth *loadgen.Truth, recs []schema.Exchange) loadgen.Tally {
 	t.Helper()
-	var lastStart time.Time
-	want := map[string]loadgen.Expect{}
-	for _, e := range truth.Calls {
-		want[e.RequestEventID] = e
-		if e.RetryOf == "" {
-			lastStart = later(lastStart, e.TS)
-		}
-	}
-	got := map[string]int{}
-	var c truthCount
-	for _, r := range recs {
-		got[r.RequestEventID]++
-		if slices.Equal(r.Sources, []string{"client"}) {
-			c.apart++
-			if r.EndTS.Before(lastStart) && r.TS.After(loadgen.DefaultStart.Add(10*time.Second)) {
-				c.apartBeforeEnd++
-			}
-		}
-		if e, ok := want[r.RequestEventID]; !ok {
-			c.extra++
-		} else if r.Outcome != e.Outcome {
-			c.wrong++
-		}
-	}
-	for id := range want {
-		if got[id] == 0 {
-			c.lost++
-		}
-	}
-	t.Logf("%d records for %d calls: lost %d, wrong outcome %d, extra %d (client views apart %d, %d between the first 10 s and the end)",
-		len(recs), len(truth.Calls), c.lost, c.wrong, c.extra, c.apart, c.apartBeforeEnd)
+	c := truth.Tally(recs, loadgen.DefaultStart)
+	t.Logf("%d records for %d calls: %+v", len(recs), len(truth.Calls), c)
 	return c
 }
 

@@ -1,9 +1,11 @@
 package loadgen
 
 import (
+	"slices"
 	"time"
 
 	"github.com/mcplens/mcplens/classify"
+	"github.com/mcplens/mcplens/schema"
 )
 
 // Expect is the exchange record one call must produce.
@@ -76,4 +78,52 @@ func gatewayRequestPart(c *call) part {
 		return partRequest
 	}
 	return partExchange
+}
+
+// Tally is how a run's records compare with the truth (Truth.Tally).
+type Tally struct {
+	Lost  int // calls without a record
+	Wrong int // records with another outcome than their call's
+	Extra int // records of no call (a client view apart, a stray half)
+	// Apart are records seen by the client alone: a view that did not
+	// merge with its gateway view. ApartBeforeEnd are those between the
+	// first 10 s of the load and its last first attempt (past it the lines
+	// thin out: only late responses and re-sends are left, so a fetch of
+	// a hundred lines spans seconds).
+	Apart, ApartBeforeEnd int
+}
+
+// Tally counts recs against the truth, kept with Config.KeepTruth; start
+// is the load's Config.Start.
+func (t *Truth) Tally(recs []schema.Exchange, start time.Time) Tally {
+	var lastStart time.Time
+	want := make(map[string]Expect, len(t.Calls))
+	for _, e := range t.Calls {
+		want[e.RequestEventID] = e
+		if e.RetryOf == "" && e.TS.After(lastStart) {
+			lastStart = e.TS
+		}
+	}
+	got := make(map[string]int, len(recs))
+	var c Tally
+	for _, r := range recs {
+		got[r.RequestEventID]++
+		if slices.Equal(r.Sources, []string{"client"}) {
+			c.Apart++
+			if r.EndTS.Before(lastStart) && r.TS.After(start.Add(10*time.Second)) {
+				c.ApartBeforeEnd++
+			}
+		}
+		if e, ok := want[r.RequestEventID]; !ok {
+			c.Extra++
+		} else if r.Outcome != e.Outcome {
+			c.Wrong++
+		}
+	}
+	for id := range want {
+		if got[id] == 0 {
+			c.Lost++
+		}
+	}
+	return c
 }
