@@ -43,6 +43,12 @@ func TestStoredHalfSkipped(t *testing.T) {
 	other := schema.Exchange{ExchangeID: "x-other", TS: ts.Add(5 * time.Minute), RequestEventID: "req-2"}
 	write(schema.Batch{Exchanges: []schema.Exchange{orphan, request, other},
 		Bodies: []schema.Body{{ExchangeID: "x-orphan", TS: orphan.TS}, {ExchangeID: "x-other", TS: other.TS}}})
+	// The response re-read alone under the pair's own exchange id (the
+	// gateway logged one), with its own ts: found by its event, not by
+	// the id's ts.
+	sameID := orphan
+	sameID.ExchangeID, sameID.TS = pair.ExchangeID, ts.Add(3*time.Second)
+	write(schema.Batch{Exchanges: []schema.Exchange{sameID}, Bodies: []schema.Body{{ExchangeID: pair.ExchangeID, TS: sameID.TS}}})
 	// Each alone in its batch: the request, and the orphan 14 minutes on.
 	write(schema.Batch{Exchanges: []schema.Exchange{request}})
 	late := orphan

@@ -18,9 +18,11 @@ WHERE b.ts >= $lo AND b.ts <= $hi;
 -- Kind 'h' (a batch with halves): a half (a request without response, an
 -- orphan response) whose event is already stored in another exchange,
 -- paired with its other half: a re-read or re-sent half after its pair
--- was stored. Its exchange id differs (an orphan's derives from the
--- response), so it is looked up by event id, in one query per kind of
--- half, each run only for a batch with such halves. An exchange's ts is
+-- was stored. It is looked up by event id, not by exchange id: an
+-- orphan's id derives from the response unless the gateway logged one,
+-- and with the logged id its ts (the response's) is not the stored
+-- pair's, which kind 'x' needs. One query per kind of half, each run only
+-- for a batch with such halves. An exchange's ts is
 -- its request's: the pair holding a request event has that request's ts,
 -- so requests are searched in their own range [$qlo, $qhi] (widened by a
 -- minute); the pair of an orphan response is up to the longest time
@@ -30,10 +32,10 @@ WHERE b.ts >= $lo AND b.ts <= $hi;
 SELECT DISTINCT 'h' AS kind, s.exchange_id
 FROM exchanges AS e
 JOIN stage_ids AS s ON s.half_event = e.request_event_id
-WHERE s.half_event <> '' AND e.response_event_id <> '' AND e.exchange_id <> s.exchange_id
+WHERE s.half_event <> '' AND e.response_event_id <> ''
   AND e.ts >= $qlo AND e.ts <= $qhi;
 SELECT DISTINCT 'h' AS kind, s.exchange_id
 FROM exchanges AS e
 JOIN stage_ids AS s ON s.half_event = e.response_event_id
-WHERE s.half_event <> '' AND e.request_event_id <> '' AND e.exchange_id <> s.exchange_id
+WHERE s.half_event <> '' AND e.request_event_id <> ''
   AND e.ts >= $plo AND e.ts <= $phi;
