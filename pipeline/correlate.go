@@ -162,7 +162,10 @@ func (c *correlator) add(ev *schema.Event, pos Position, saved bool) {
 	st := c.stream(pos)
 	st.lastInput = c.now()
 	st.lastLine = st.lastInput
-	if ts := c.eventTime(st, ev); ts.After(st.maxTS) {
+	// An event loaded from the state does not move event time: the
+	// stream's mark gave it back (resume), or the held events read again
+	// after it will.
+	if ts := c.eventTime(st, ev); !saved && ts.After(st.maxTS) {
 		st.maxTS = ts
 	}
 	if ev.Kind == schema.KindExchange {

@@ -1,7 +1,6 @@
 package pipeline_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -147,20 +146,7 @@ func (s *collectSink) Close() error { return nil }
 // apart on a topic twice this size (472 and 2,124 in two runs).
 func TestKafkaUnkeyedPartitionsMatchTruth(t *testing.T) {
 	brokers := kafkatest.Brokers(t)
-	topic := kafkatest.NewTopic(t, brokers, 3)
-	g, err := loadgen.New(loadgen.Config{Seed: 101, Calls: 15_000, ClientShare: 0.3, KeepTruth: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	written := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
-	var recs []kafkatest.Record
-	for _, line := range g.Lines() {
-		recs = append(recs, kafkatest.Record{
-			Partition: len(recs) / 500 % 3, Value: bytes.Clone(line),
-			Time: written.Add(time.Duration(len(recs)) * time.Millisecond / 4), // produced in order, 4,000 lines/s
-		})
-	}
-	kafkatest.ProduceRecords(t, brokers, topic, recs...)
+	topic, truth, _ := kafkatest.UnkeyedLoad(t, brokers, 3, loadgen.Config{Seed: 101, Calls: 15_000, ClientShare: 0.3})
 
 	sink := &collectSink{}
 	cfg := pipeline.DefaultConfig()
@@ -169,7 +155,6 @@ func TestKafkaUnkeyedPartitionsMatchTruth(t *testing.T) {
 	stop := startEngine(t, cfg, kafkaSource(t, brokers, topic, "truth-"+topic), sink)
 	// Every call has a record once the unanswered requests' pair window
 	// passed; then nothing more may come.
-	truth := g.Truth()
 	deadline := time.Now().Add(3 * time.Minute)
 	for n, still := 0, 0; still < 20 && time.Now().Before(deadline); {
 		time.Sleep(250 * time.Millisecond)

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"net/url"
+	"slices"
 	"time"
 	"unsafe"
 
@@ -39,6 +40,10 @@ func (o *observation) hold(p Position, saved bool, ev *schema.Event) {
 	}
 	o.positions, o.saved, o.evs = append(o.positions, p), append(o.saved, saved), append(o.evs, ev)
 }
+
+// resumed says o was loaded from the ingest state: every event of it was
+// saved before a restart.
+func (o *observation) resumed() bool { return !slices.Contains(o.saved, false) }
 
 // eventAt returns the event read at o.positions[i].
 func (o *observation) eventAt(i int) *schema.Event { return o.evs[i] }

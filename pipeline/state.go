@@ -249,7 +249,15 @@ func (e *Engine) resume(ctx context.Context, streams []string) error {
 			e.d.Logger.Info().Str("stream", pos.Stream).Int64("mark", s.Mark.Next).Int64("unsure_until", s.Unsure).
 				Msg("the stream's last batch may be stored without its marks; rows formed before unsure_until are checked against the store")
 		}
-		e.corr.resume(pos, s.Mark.MaxTS)
+		// A stream with held events starts its event time over from them:
+		// they are older than the newest event it read (the mark's MaxTS),
+		// and their other views, read again too from other streams, must
+		// find them waiting rather than released on the restored time.
+		maxTS := s.Mark.MaxTS
+		if len(held) > 0 {
+			maxTS = time.Time{}
+		}
+		e.corr.resume(pos, maxTS)
 		slices.SortFunc(s.Saved, func(a, b schema.SavedEvent) int { return int(a.Offset - b.Offset) })
 		for _, sv := range s.Saved {
 			ev, err := decodeSaved(sv.Data)

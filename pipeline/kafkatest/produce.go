@@ -145,3 +145,15 @@ func Keyed(keys, values [][]byte, partitions int) []Record {
 	}
 	return recs
 }
+
+// Sticky places values as a producer without keys and a sticky
+// partitioner does: runs of run values to one partition, the partitions
+// in turn, each value stamped as written at rate values per second from
+// start, in order.
+func Sticky(values [][]byte, partitions, run int, start time.Time, rate int) []Record {
+	recs := make([]Record, len(values))
+	for i, v := range values {
+		recs[i] = Record{Partition: i / run % partitions, Value: v, Time: start.Add(time.Duration(i) * time.Second / time.Duration(rate))}
+	}
+	return recs
+}
