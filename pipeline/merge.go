@@ -445,7 +445,11 @@ func (m *mergeSet) learn(g *group, o *observation, now time.Time) {
 			continue // the same kind of observer: neither is the reference
 		}
 		d := other.ts.Sub(m.onRefClock(ref, ref.ts))
-		m.clocks.teach(m.keyOf(other.first()), d, now)
+		at := now
+		if at.IsZero() { // no event time yet (views loaded from the state)
+			at = o.ts
+		}
+		m.clocks.teach(m.keyOf(other.first()), d, at)
 	}
 }
 

@@ -41,8 +41,9 @@ func (o *observation) hold(p Position, saved bool, ev *schema.Event) {
 	o.positions, o.saved, o.evs = append(o.positions, p), append(o.saved, saved), append(o.evs, ev)
 }
 
-// resumed says o was loaded from the ingest state: every event of it was
-// saved before a restart.
+// resumed says every event of o was saved in the ingest state: o was
+// loaded from it after a restart (or, rarely, both halves waited that
+// long before they paired).
 func (o *observation) resumed() bool { return !slices.Contains(o.saved, false) }
 
 // eventAt returns the event read at o.positions[i].

@@ -80,7 +80,6 @@ type Source struct {
 // feed is one generation's assignment and its partitions' read-ahead
 // buffers.
 type feed struct {
-	gen    int32
 	assign *pipeline.Assignment
 	parts  []*buffer // by partition ID
 	told   bool      // the assignment was handed out
@@ -202,7 +201,7 @@ func (s *Source) run() {
 func (s *Source) begin(gen *kafka.Generation) {
 	parts := gen.Assignments[s.cfg.Topic]
 	slices.SortFunc(parts, func(a, b kafka.PartitionAssignment) int { return a.ID - b.ID })
-	f := &feed{gen: gen.ID, assign: &pipeline.Assignment{Streams: make([]pipeline.Position, 0, len(parts))}}
+	f := &feed{assign: &pipeline.Assignment{Streams: make([]pipeline.Position, 0, len(parts))}}
 	capacity := max(1, s.cfg.QueueCapacity/max(1, len(parts)))
 	ids := make([]int, 0, len(parts))
 	s.mu.Lock()
