@@ -131,14 +131,21 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 // (Write fails). While another process writes the file, it retries every
 // 500ms until ctx ends, then returns an error wrapping ErrLocked.
 func OpenReadOnly(ctx context.Context, path string, opts Options) (*Store, error) {
+	var locked error // the last attempt's lock error
 	for {
 		s, err := open(ctx, path, true, opts)
 		if err == nil {
 			return s, nil
 		}
+		if ctx.Err() != nil && locked != nil {
+			// An attempt cut short by ctx after one found the lock: the
+			// file is still taken, as far as anyone knows.
+			return nil, fmt.Errorf("open %q read-only: %w: %w", path, ErrLocked, locked)
+		}
 		if !isLockError(err) {
 			return nil, err
 		}
+		locked = err
 		select {
 		case <-ctx.Done():
 			return nil, fmt.Errorf("open %q read-only: %w: %w", path, ErrLocked, err)
