@@ -20,17 +20,20 @@ import "time"
 // Only groups with an exchange_id can be matched after release. They are
 // kept for Lateness (as long as a miss can still be waited out), a lone
 // view of an untaught clock for the pair window: at 1,000 exchanges/s about
-// 5,000 entries of about 100 bytes, at most maxReleased.
+// 5,000 entries of about 80 bytes (an untaught view also its clock key),
+// at most maxReleased.
 
-// released is what is kept of one released group, by exchange id.
+// released is what is kept of one released group, by exchange id. It
+// holds no pointer, so the collector does not scan the set's map; times
+// are Unix nanoseconds.
 type released struct {
-	at   time.Time // the event time it was released at
-	due  time.Time // when its wait ended
-	rank int       // the observerRank of its best view
-	// A lone view of an untaught observer: its clock key (source NUL
-	// observer) and request time on that clock.
-	clock string
-	ts    time.Time
+	at  int64 // the event time it was released at
+	due int64 // when its wait ended
+	// A lone view of an untaught observer: its request time on its own
+	// clock, whose key is in releasedSet.clocks.
+	ts       int64
+	rank     int8 // the observerRank of its best view
+	untaught bool
 }
 
 // releasedSet holds the released groups by exchange id, and their keys in
@@ -38,10 +41,13 @@ type released struct {
 // views for the pair window. Expiry is O(1) amortised.
 type releasedSet struct {
 	byID        map[hkey]released
+	clocks      map[hkey]string // an untaught view's clock key (source NUL observer), by id
 	short, long releasedQueue
 }
 
-func newReleasedSet() releasedSet { return releasedSet{byID: map[hkey]released{}} }
+func newReleasedSet() releasedSet {
+	return releasedSet{byID: map[hkey]released{}, clocks: map[hkey]string{}}
+}
 
 // maxReleased bounds the released groups kept.
 const maxReleased = 200_000
@@ -55,19 +61,19 @@ type releasedQueue struct {
 
 type releasedKey struct {
 	key hkey
-	at  time.Time
+	at  int64
 }
 
-func (q *releasedQueue) push(k hkey, at time.Time) {
+func (q *releasedQueue) push(k hkey, at int64) {
 	q.keys = append(q.keys, releasedKey{k, at})
 }
 
 // expire forgets the keys released before cut.
-func (q *releasedQueue) expire(byID map[hkey]released, cut time.Time) {
+func (q *releasedQueue) expire(s *releasedSet, cut int64) {
 	i := q.head
-	for ; i < len(q.keys) && q.keys[i].at.Before(cut); i++ {
-		if r, ok := byID[q.keys[i].key]; ok && r.at.Equal(q.keys[i].at) {
-			delete(byID, q.keys[i].key)
+	for ; i < len(q.keys) && q.keys[i].at < cut; i++ {
+		if r, ok := s.byID[q.keys[i].key]; ok && r.at == q.keys[i].at {
+			s.forget(q.keys[i].key, r)
 		}
 	}
 	q.head = i
@@ -83,7 +89,7 @@ const lagFade = 10 * time.Minute
 // remember keeps what a miss of g would need, if g's views carry an
 // exchange_id. The merge set released g at event time at.
 func (m *mergeSet) remember(g *group, at time.Time) {
-	if m.maxLag <= 0 || len(m.released.byID) >= maxReleased {
+	if m.maxLag <= 0 || len(m.released.byID) >= maxReleased || at.IsZero() {
 		return
 	}
 	var id hkey
@@ -96,18 +102,30 @@ func (m *mergeSet) remember(g *group, at time.Time) {
 	if id == (hkey{}) {
 		return
 	}
-	r := released{at: at, due: g.due, rank: bestRank(g.obs) % 10}
+	r := released{at: at.UnixNano(), due: g.due.UnixNano(), rank: int8(bestRank(g.obs) % 10)} //nolint:gosec // G115: below 10
 	o := g.obs[0]
 	if m.gateways && len(g.obs) == 1 && r.rank > 0 {
 		if _, known := m.clockOf(o.first()); !known {
-			r.clock, r.ts = string(m.obsKey), o.ts
+			r.untaught, r.ts = true, o.ts.UnixNano()
+			m.released.clocks[id] = string(m.obsKey)
 		}
 	}
+	if old, ok := m.released.byID[id]; ok && old.untaught && !r.untaught {
+		delete(m.released.clocks, id)
+	}
 	m.released.byID[id] = r
-	if r.clock != "" {
-		m.released.long.push(id, at)
+	if r.untaught {
+		m.released.long.push(id, r.at)
 	} else {
-		m.released.short.push(id, at)
+		m.released.short.push(id, r.at)
+	}
+}
+
+// forget drops what is kept of the group released under id.
+func (s *releasedSet) forget(id hkey, r released) {
+	delete(s.byID, id)
+	if r.untaught {
+		delete(s.clocks, id)
 	}
 }
 
@@ -118,8 +136,8 @@ func (m *mergeSet) expireReleased(wm time.Time) {
 	if s.short.head == len(s.short.keys) && s.long.head == len(s.long.keys) {
 		return
 	}
-	s.short.expire(s.byID, wm.Add(-m.maxLag))
-	s.long.expire(s.byID, wm.Add(-m.pairWindow))
+	s.short.expire(s, wm.Add(-m.maxLag).UnixNano())
+	s.long.expire(s, wm.Add(-m.pairWindow).UnixNano())
 }
 
 // missed learns from o, a view of an exchange (by id) that was already
@@ -132,19 +150,20 @@ func (m *mergeSet) missed(id hkey, o *observation, now time.Time) {
 	if !ok {
 		return
 	}
-	rank := observerRank(o.source())
+	rank := int8(observerRank(o.source())) //nolint:gosec // G115: below 10
 	if rank == r.rank {
 		return
 	}
-	delete(m.released.byID, id)
+	clock := m.released.clocks[id]
+	m.released.forget(id, r)
 	m.misses++
-	if r.clock != "" {
+	if r.untaught {
 		if rank < r.rank {
-			m.clocks.teach([]byte(r.clock), r.ts.Sub(m.onRefClock(o, o.ts)), now)
+			m.clocks.teach([]byte(clock), time.Unix(0, r.ts).Sub(m.onRefClock(o, o.ts)), now)
 		}
 		return // its due was on an untaught clock: not a measure of lateness
 	}
-	if by := now.Sub(r.due); by > 0 {
+	if by := time.Duration(now.UnixNano() - r.due); by > 0 {
 		m.joinedLate(by, now)
 	}
 }
