@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"bytes"
 	"slices"
 	"strconv"
 	"testing"
@@ -110,14 +109,9 @@ type skewRun struct {
 // event time. Every record beyond the calls must be a client view apart.
 func runSkewed(t *testing.T, cfg loadgen.Config, grace time.Duration) skewRun {
 	t.Helper()
-	cfg.KeepTruth = true
-	g, err := loadgen.New(cfg)
+	g, lines, err := loadgen.Load(cfg)
 	if err != nil {
 		t.Fatal(err)
-	}
-	var lines [][]byte
-	for _, line := range g.Lines() {
-		lines = append(lines, bytes.Clone(line))
 	}
 	truth := g.Truth()
 	ec := testConfig()

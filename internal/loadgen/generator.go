@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"bytes"
 	"container/heap"
 	"fmt"
 	"iter"
@@ -190,6 +191,22 @@ func (g *Generator) Lines() iter.Seq2[[]byte, []byte] {
 			g.nextStart += int64(g.rng.ExpFloat64() / g.cfg.Rate * float64(time.Second))
 		}
 	}
+}
+
+// Load generates cfg's load with its truth kept (Config.KeepTruth) and
+// returns the generator, for its Truth and Config, and every line, each
+// a copy of its own, in observation order.
+func Load(cfg Config) (*Generator, [][]byte, error) {
+	cfg.KeepTruth = true
+	g, err := New(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	var lines [][]byte
+	for _, line := range g.Lines() {
+		lines = append(lines, bytes.Clone(line))
+	}
+	return g, lines, nil
 }
 
 func (g *Generator) push(at int64, c *call, p part) {

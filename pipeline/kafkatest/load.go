@@ -1,7 +1,6 @@
 package kafkatest
 
 import (
-	"bytes"
 	"testing"
 	"time"
 
@@ -14,14 +13,9 @@ import (
 // returns the topic, the load's truth and how many lines it holds.
 func UnkeyedLoad(t testing.TB, brokers string, partitions int, cfg loadgen.Config) (topic string, truth *loadgen.Truth, lines int) {
 	t.Helper()
-	cfg.KeepTruth = true
-	g, err := loadgen.New(cfg)
+	g, values, err := loadgen.Load(cfg)
 	if err != nil {
 		t.Fatal(err)
-	}
-	var values [][]byte
-	for _, line := range g.Lines() {
-		values = append(values, bytes.Clone(line))
 	}
 	topic = NewTopic(t, brokers, partitions)
 	ProduceRecords(t, brokers, topic, Sticky(values, partitions, 500, time.Now().Add(-time.Hour), 4000)...)
