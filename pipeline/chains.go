@@ -196,6 +196,10 @@ func (c *chains) Link(rec *schema.Exchange) {
 		l := c.lastOf(a, 0)
 		prev, inWindow = &l, a
 	}
+	if inWindow != nil && c.isID(inWindow, rec.ExchangeID) {
+		c.again(rec, inWindow)
+		return
+	}
 	if prev == nil || prev.done {
 		if l, ok := c.acrossSessions(rec); ok {
 			prev, inWindow = &l, nil
@@ -248,6 +252,27 @@ func (c *chains) Link(rec *schema.Exchange) {
 	c.retries.put(key, call, ts, a)
 	c.trimIDs() // put may have dropped the oldest
 	c.rememberAcross(rec, &a, ts)
+}
+
+// isID says whether a is the attempt of exchange id.
+func (c *chains) isID(a *attempt, id string) bool {
+	b := c.ids.bytes(a.ids)
+	return len(b)-int(a.chainLen) == len(id) && string(b[:len(id)]) == id
+}
+
+// again gives rec, an exchange the window already holds as its call's
+// newest attempt a, that attempt's chain and leaves the window as it is.
+// It is the same exchange formed again: after a restart from events read
+// again (the store skips the record, its id being stored; the retry chains
+// were seeded with it), or a second view of it after a missed merge.
+// Linked as a new attempt it would be a retry of itself, and the call's
+// next real attempt would count one too many.
+func (c *chains) again(rec *schema.Exchange, a *attempt) {
+	_, rec.ChainID = c.idsOf(a)
+	if rec.Attempt == 0 {
+		rec.Attempt = int(a.attempt)
+	}
+	origin(rec)
 }
 
 func (c *chains) standalone(rec *schema.Exchange) {

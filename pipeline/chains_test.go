@@ -98,3 +98,37 @@ func TestRetryOriginOnEveryChain(t *testing.T) {
 		t.Error("no re-sent call in the fixtures: the test checks nothing")
 	}
 }
+
+// TestLinkSameExchangeAgain: an exchange the window holds as its call's
+// newest attempt, formed again (re-read after a restart whose chains were
+// seeded from the store, or a second view after a missed merge), keeps
+// its attempt and chain and leaves the window as it was: it is not a retry
+// of itself, and the call's next attempt is counted once. Before, the
+// second Link made it attempt 2, retry_of itself, and the next attempt 3.
+func TestLinkSameExchangeAgain(t *testing.T) {
+	t0 := time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)
+	call := func(id string, sec int, outcome classify.Outcome) schema.Exchange {
+		x := schema.Exchange{ExchangeID: id, TS: t0.Add(time.Duration(sec) * time.Second), Server: "files", SessionID: "s-1"}
+		x.Method, x.ToolName, x.ParamsHash, x.Outcome = "tools/call", "write", "h1", outcome
+		return x
+	}
+	ch := newChains(ChainConfig{}, nil)
+	var got []schema.Exchange
+	for _, x := range []schema.Exchange{
+		call("a", 0, classify.HTTPError), call("b", 1, classify.HTTPError),
+		call("b", 1, classify.HTTPError), // formed again
+		call("c", 2, classify.ToolSuccess),
+	} {
+		ch.Link(&x)
+		got = append(got, x)
+	}
+	want := []struct {
+		attempt          int
+		retryOf, chainID string
+	}{{1, "", "a"}, {2, "a", "a"}, {2, "", "a"}, {3, "b", "a"}}
+	for i, w := range want {
+		if g := got[i]; g.Attempt != w.attempt || g.RetryOf != w.retryOf || g.ChainID != w.chainID {
+			t.Errorf("link %d (%s): attempt %d retry_of %q chain %q, want %d %q %q", i, g.ExchangeID, g.Attempt, g.RetryOf, g.ChainID, w.attempt, w.retryOf, w.chainID)
+		}
+	}
+}
