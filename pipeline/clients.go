@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"container/list"
+	"slices"
 	"strings"
 	"time"
 
@@ -86,22 +87,27 @@ func (c *clients) Identify(rec *schema.Exchange, body *schema.Body) {
 }
 
 // Seed remembers the identities of stored exchanges (oldest first): an
-// initialize names its session for sure; any other stored exchange names
-// it until an initialize says otherwise.
+// initialize names its session for sure; an exchange the gateway saw
+// alone names it as it was named live (from an initialize older than the
+// seed, or logged), the latest such until an initialize says otherwise. A
+// view the client logged is not learned from: its name may be the one the
+// client logged of itself, which an uninterrupted run keeps on that
+// exchange alone, so a restart would name the rest of its session by it.
 func (c *clients) Seed(rec *schema.Exchange) {
 	if rec.SessionID == "" || rec.ClientName == "" {
 		return
 	}
 	key := c.keyOf(rec.Server, rec.SessionID)
-	if rec.Method == "initialize" {
+	switch {
+	case rec.Method == "initialize":
 		c.remember(key, rec.ClientName, rec.ClientVersion, rec.TS, true)
-		return
+	case slices.Contains(rec.Sources, "client"):
+		if el, ok := c.byKey[string(key)]; ok {
+			c.touch(el, rec.TS)
+		}
+	default:
+		c.remember(key, rec.ClientName, rec.ClientVersion, rec.TS, false)
 	}
-	if el, ok := c.byKey[string(key)]; ok {
-		c.touch(el, rec.TS)
-		return
-	}
-	c.remember(key, rec.ClientName, rec.ClientVersion, rec.TS, false)
 }
 
 // started returns when a session remembered here was first seen.

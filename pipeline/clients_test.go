@@ -54,13 +54,17 @@ func TestClientsSeededFromStore(t *testing.T) {
 		{Server: "s", SessionID: "A", TS: t0, ClientName: "py-client", ClientVersion: "2.3.0"},
 		{Server: "s", SessionID: "A", TS: t0.Add(time.Second), ClientName: "python-httpx"},
 		{Server: "s", SessionID: "B", TS: t0.Add(2 * time.Second), ClientName: "ts-client", ClientVersion: "1"},
+		// The client's own view, named as its logger names itself: live,
+		// that name stays on this exchange alone.
+		{Server: "s", SessionID: "C", TS: t0.Add(3 * time.Second), ClientName: "cursor", Sources: []string{"client", "gateway"}},
+		{Server: "s", SessionID: "C", TS: t0.Add(4 * time.Second)},
 	}
 	stored[0].Method = "initialize"
 	stored[1].Method, stored[2].Method = "tools/call", "tools/call"
 	for i := range stored {
 		c.Seed(&stored[i])
 	}
-	for _, tc := range []struct{ session, want string }{{"A", "py-client"}, {"B", "ts-client"}} {
+	for _, tc := range []struct{ session, want string }{{"A", "py-client"}, {"B", "ts-client"}, {"C", "python-httpx"}} {
 		rec := schema.Exchange{Server: "s", SessionID: tc.session, TS: t0.Add(time.Minute), ClientName: "python-httpx"}
 		c.Identify(&rec, &schema.Body{RequestBody: `{"jsonrpc":"2.0","id":9,"method":"tools/list"}`})
 		if rec.ClientName != tc.want {
