@@ -3,6 +3,7 @@ package pipeline
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -104,21 +105,30 @@ func (s *killSource) Fetch(ctx context.Context) (Message, error) {
 }
 
 // TestKillsStoreAsUninterrupted: unkeyed traffic on three partitions,
-// 10% of its calls also logged by the client, with the default held
-// events (Config.StateHold), and the ingester killed as the message at a
-// fraction of the input is fetched: nothing of the run is written after
-// that instant. The next run resumes from the stored state and the
-// committed offsets. The store, as the real stores do, skips exchange ids
-// it holds and halves whose event it holds paired; then the records are
-// those of an uninterrupted run, row for row, wherever the kill falls.
-// (Without the store's rules a killed run seems to leave orphan responses
-// beside their pairs: they are the re-formed halves the stores skip.)
+// 30% of its calls also logged by the client, 5% of the lines re-sent by
+// their shipper, with the default held events (Config.StateHold); the
+// ingester is killed as the message at a fraction of the input is
+// fetched: nothing of the run is written after that instant. The next run
+// is seeded from what was stored (as cmd/ingest seeds the retry chains)
+// and resumes from the stored state and the committed offsets. The sink
+// skips, as the real stores do, exchange ids it holds and halves whose
+// event it holds paired. Then every exchange an uninterrupted run stores
+// is stored the same, field for field (views, outcome, retry chain,
+// client name), wherever the kill falls, and nothing else is stored but
+// for one known limit: a client's line whose first copy merged into an
+// exchange before the kill and whose re-sent copy is read after its
+// stream's mark is stored as a client view of its own. The dedupe window
+// starts empty after a restart, and the stored exchange does not hold the
+// client's event id, so neither the engine nor the store can tell. (A
+// gateway line re-sent so is caught: its exchange id or its paired half
+// is stored.) Their count is logged.
 func TestKillsStoreAsUninterrupted(t *testing.T) {
-	g, err := loadgen.New(loadgen.Config{Seed: 9, Calls: 8_000, KeepTruth: true})
+	g, err := loadgen.New(loadgen.Config{Seed: 12, Calls: 8_000, Rate: 400, KeepTruth: true, ClientShare: 0.3, RedeliverShare: 0.05})
 	if err != nil {
 		t.Fatal(err)
 	}
 	msgs := unkeyed(g, 3, func(int) int { return 100 })
+	resent := resentClientEvents(t, msgs)
 	assign := &Assignment{}
 	for p := range 3 {
 		assign.Streams = append(assign.Streams, Position{Stream: fmt.Sprintf("mcp/%d", p), Topic: "mcp", Partition: p})
@@ -146,10 +156,21 @@ func TestKillsStoreAsUninterrupted(t *testing.T) {
 	if _, err := run(whole, &killSource{assignSource: assignSource{script: script(nil), committed: map[string]int64{}}}, context.Background(), 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	want := storedRows(whole.exchanges)
-	t.Logf("uninterrupted: %d records, %+v", len(want), g.Truth().Tally(whole.exchanges, loadgen.DefaultStart))
+	// The comparison leaves out the exchanges that end with the last
+	// lines of the load, which run further apart than Lateness (only late
+	// answers and re-sends are left), so that a restarted run may merge
+	// or release them otherwise.
+	var lastStart time.Time
+	for _, c := range g.Truth().Calls {
+		if c.RetryOf == "" && c.TS.After(lastStart) {
+			lastStart = c.TS
+		}
+	}
+	end := lastStart.Add(-testConfig().Correlator.Lateness)
+	want := storedRows(whole.exchanges, end)
+	t.Logf("uninterrupted: %d records, %d compared, %+v", len(whole.exchanges), len(want), g.Truth().Tally(whole.exchanges, loadgen.DefaultStart))
 	var reread int64
-	for _, frac := range []float64{0.2, 0.35, 0.5, 0.6, 0.75, 0.9} {
+	for _, frac := range []float64{0.1, 0.3, 0.5, 0.7, 0.9, 0.97} {
 		sink := &killSink{memStateSink: newMemStateSink()}
 		ctx, cancel := context.WithCancel(context.Background())
 		src := &killSource{assignSource: assignSource{script: script(nil), committed: map[string]int64{}}, at: int(frac * float64(len(msgs)))}
@@ -164,30 +185,72 @@ func TestKillsStoreAsUninterrupted(t *testing.T) {
 			t.Fatal(err)
 		}
 		reread += e.Stats().Reread
-		got := storedRows(sink.exchanges)
+		got := storedRows(sink.exchanges, end)
 		for id, w := range want {
 			if g := got[id]; g != w {
 				t.Errorf("killed at %.0f%%: %s stored as %q, uninterrupted %q", frac*100, id, g, w)
 			}
 		}
+		resentApart := 0
 		for id, g := range got {
-			if _, ok := want[id]; !ok {
-				t.Errorf("killed at %.0f%%: %s stored as %q, not by an uninterrupted run", frac*100, id, g)
+			if _, ok := want[id]; ok {
+				continue
 			}
+			if x := sink.byID(id); slices.Equal(x.Sources, []string{"client"}) && resent[x.RequestEventID] {
+				resentApart++ // the known limit: see the test's comment
+				continue
+			}
+			t.Errorf("killed at %.0f%%: %s stored as %q, not by an uninterrupted run", frac*100, id, g)
 		}
+		t.Logf("killed at %.0f%%: %d held events read again; %d re-sent client lines stored apart", frac*100, e.Stats().Reread, resentApart)
 	}
 	if reread == 0 {
 		t.Error("no held event was read again after a kill: the kills fell where they prove nothing")
 	}
 }
 
-// storedRows is each stored exchange by id, as what a reader of the store
-// compares: its events, views, outcome and retry chain.
-func storedRows(xs []schema.Exchange) map[string]string {
+// storedRows is each stored exchange that ended before end, by id, as
+// what a reader of the store compares: its events, views, outcome, retry
+// chain and client.
+func storedRows(xs []schema.Exchange, end time.Time) map[string]string {
 	out := make(map[string]string, len(xs))
 	for _, x := range xs {
+		if !x.TS.Before(end) || !x.EndTS.Before(end) {
+			continue
+		}
 		out[x.ExchangeID] = fmt.Sprint(x.RequestEventID, " ", x.ResponseEventID, " ", x.Sources, " ", x.Outcome, " ",
 			x.ErrorClass, " ", x.Attempt, " ", x.RetryOf, " ", x.ChainID, " ", x.ClientOutcome, " ", x.ClientDisagrees, " ", x.ClientName)
 	}
 	return out
+}
+
+// resentClientEvents returns the event ids of the client's lines that
+// come twice in msgs, byte for byte (a shipper's re-send).
+func resentClientEvents(t *testing.T, msgs []Message) map[string]bool {
+	t.Helper()
+	n := map[string]int{}
+	for _, m := range msgs {
+		n[string(m.Value)]++
+	}
+	out := map[string]bool{}
+	for line, c := range n {
+		var ev struct {
+			EventID string `json:"event_id"`
+			Source  string `json:"source"`
+		}
+		if c > 1 && json.Unmarshal([]byte(line), &ev) == nil && ev.Source == "client" {
+			out[ev.EventID] = true
+		}
+	}
+	return out
+}
+
+// byID returns the stored exchange with id.
+func (s *killSink) byID(id string) schema.Exchange {
+	for _, x := range s.exchanges {
+		if x.ExchangeID == id {
+			return x
+		}
+	}
+	return schema.Exchange{}
 }
