@@ -103,8 +103,10 @@ func (c *chains) trimIDs() {
 // attempt (same server, session or client, method, tool and params hash),
 // MRTR follow-ups to the input request they answer, and the client's own
 // conclusion to the classification. It learns tool annotations from
-// recorded tools/list results. Exchanges must come in event-time order, as
-// the correlator releases them. It is not safe for concurrent use.
+// recorded tools/list results. Exchanges come as the correlator releases
+// them: in event-time order but for a slow exchange, released once
+// answered, after later ones of the same call (earlier). It is not safe
+// for concurrent use.
 //
 // Every Link costs O(1) amortised whatever the window holds. Each call
 // leaves one entry in a window keyed by hash (keyed.go): its attempt,
@@ -192,12 +194,17 @@ func (c *chains) Link(rec *schema.Exchange) {
 	key := c.retryKey(rec)
 	var prev *lastAttempt
 	var inWindow *attempt // prev in the window: its ids are copied only when linked
-	if a, ok := c.retries.get(key); ok {
+	var prevTS int64
+	if a, ts, ok := c.retries.getAt(key); ok {
 		l := c.lastOf(a, 0)
-		prev, inWindow = &l, a
+		prev, inWindow, prevTS = &l, a, ts
 	}
 	if inWindow != nil && c.isID(inWindow, rec.ExchangeID) {
 		c.again(rec, inWindow)
+		return
+	}
+	if inWindow != nil && rec.TS.UnixNano() < prevTS && !rec.Continuation {
+		c.earlier(rec, inWindow)
 		return
 	}
 	if prev == nil || prev.done {
@@ -271,6 +278,23 @@ func (c *chains) again(rec *schema.Exchange, a *attempt) {
 	_, rec.ChainID = c.idsOf(a)
 	if rec.Attempt == 0 {
 		rec.Attempt = int(a.attempt)
+	}
+	origin(rec)
+}
+
+// earlier links rec, sent before the call's newest attempt a in the
+// window but released after it (a slow attempt: the correlator releases
+// an exchange once it is answered, and a re-send can be answered first).
+// rec is not a retry of a, which was sent later: it joins a's chain as an
+// attempt the chain's numbering did not count, with no retry_of, and the
+// window keeps a as the newest. Linked as a retry of a it would say the
+// opposite of what happened: the first attempt a re-send of its own
+// re-send. What a learned too late (that it re-sent a call still in
+// flight) stays unsaid on a's record, which is written already.
+func (c *chains) earlier(rec *schema.Exchange, a *attempt) {
+	_, rec.ChainID = c.idsOf(a)
+	if rec.Attempt == 0 {
+		rec.Attempt = 1
 	}
 	origin(rec)
 }

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -129,6 +130,50 @@ func TestLinkSameExchangeAgain(t *testing.T) {
 	for i, w := range want {
 		if g := got[i]; g.Attempt != w.attempt || g.RetryOf != w.retryOf || g.ChainID != w.chainID {
 			t.Errorf("link %d (%s): attempt %d retry_of %q chain %q, want %d %q %q", i, g.ExchangeID, g.Attempt, g.RetryOf, g.ChainID, w.attempt, w.retryOf, w.chainID)
+		}
+	}
+}
+
+// TestSlowAttemptReleasedAfterItsResend: the client gives up on a call
+// after 10 s and sends it again; the re-send fails at once, the first
+// attempt only at 30 s (the gateway's own timeout). The correlator
+// releases each exchange once it is answered, so the re-send reaches the
+// chains first. The first attempt must not become a retry of its own
+// re-send (before: attempt 2, retry_of the re-send); it joins the
+// re-send's chain with no retry_of, and the next attempt is a retry of
+// the re-send.
+func TestSlowAttemptReleasedAfterItsResend(t *testing.T) {
+	t0 := time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)
+	line := func(kind, id string, at time.Duration, status int) []byte {
+		body := fmt.Sprintf(`"request_body":"{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"method\":\"tools/call\",\"params\":{\"name\":\"write\",\"arguments\":{\"a\":1}}}"`, id)
+		if kind == "response" {
+			body = fmt.Sprintf(`"http.status":%d,"response_body":""`, status)
+		}
+		return fmt.Appendf(nil, `{"v":1,"event_id":"%s-%s","ts":%q,"kind":%q,"source":"gateway","exchange_id":"x-%s","server":"kv","session_id":"s1","http.method":"POST",%s}`,
+			kind, id, t0.Add(at).Format(time.RFC3339Nano), kind, id, body)
+	}
+	lines := [][]byte{
+		line("request", "1", 0, 0),
+		line("request", "2", 10*time.Second, 0),
+		line("response", "2", 10*time.Second+100*time.Millisecond, 503),
+		line("response", "1", 30*time.Second, 504),
+		line("request", "3", 31*time.Second, 0),
+		line("response", "3", 31*time.Second+100*time.Millisecond, 503),
+	}
+	var msgs []Message
+	for i, l := range lines {
+		msgs = append(msgs, Message{Value: l, Pos: Position{Stream: "a/0", Topic: "a", Offset: int64(i)}})
+	}
+	got := map[string]schema.Exchange{}
+	for _, x := range runMessages(t, msgs) {
+		got[x.ExchangeID] = x
+	}
+	for _, w := range []struct {
+		id, retryOf, chain string
+		attempt            int
+	}{{"x-1", "", "x-2", 1}, {"x-2", "", "x-2", 1}, {"x-3", "x-2", "x-2", 2}} {
+		if x := got[w.id]; x.RetryOf != w.retryOf || x.ChainID != w.chain || x.Attempt != w.attempt {
+			t.Errorf("%s: attempt %d retry_of %q chain %q, want %d %q %q", w.id, x.Attempt, x.RetryOf, x.ChainID, w.attempt, w.retryOf, w.chain)
 		}
 	}
 }

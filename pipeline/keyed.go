@@ -76,6 +76,16 @@ func (w *keyed[V]) keyOf(seq uint64, alt bool) hkey {
 // get returns the newest value of k.
 func (w *keyed[V]) get(k hkey) (*V, bool) { return w.at(&w.idx, k, false) }
 
+// getAt returns the newest value of k and the ts it was written at.
+func (w *keyed[V]) getAt(k hkey) (*V, int64, bool) {
+	i, ok := w.find(&w.idx, k, false)
+	if !ok {
+		return nil, 0, false
+	}
+	e := w.ring.at(int(w.idx.seq(i, w.head) - w.head))
+	return &e.v, e.ts, true
+}
+
 // getAlt returns the newest value whose second key is k.
 func (w *keyed[V]) getAlt(k hkey) (*V, bool) { return w.at(&w.alt, k, true) }
 
