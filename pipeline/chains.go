@@ -285,13 +285,19 @@ func (c *chains) again(rec *schema.Exchange, a *attempt) {
 // earlier links rec, sent before the call's newest attempt a in the
 // window but released after it (a slow attempt: the correlator releases
 // an exchange once it is answered, and a re-send can be answered first).
-// rec is not a retry of a, which was sent later: it joins a's chain as an
-// attempt the chain's numbering did not count, with no retry_of, and the
-// window keeps a as the newest. Linked as a retry of a it would say the
-// opposite of what happened: the first attempt a re-send of its own
-// re-send. What a learned too late (that it re-sent a call still in
-// flight) stays unsaid on a's record, which is written already.
+// rec is not a retry of a, which was sent later. Had they come in order, a
+// would have been rec's retry unless rec worked: so a rec that worked
+// stands alone, and one that did not joins a's chain as an attempt the
+// chain's numbering did not count, with no retry_of. The window keeps a
+// as the newest. Linked as a retry of a, rec would say the opposite of
+// what happened: the first attempt a re-send of its own re-send. What a
+// learned too late (that it re-sent a call still in flight) stays unsaid
+// on a's record, which is written already.
 func (c *chains) earlier(rec *schema.Exchange, a *attempt) {
+	if succeeded[rec.Outcome] || rec.Outcome == classify.InputRequired {
+		c.standalone(rec)
+		return
+	}
 	_, rec.ChainID = c.idsOf(a)
 	if rec.Attempt == 0 {
 		rec.Attempt = 1

@@ -141,16 +141,25 @@ func TestLinkSameExchangeAgain(t *testing.T) {
 // chains first. The first attempt must not become a retry of its own
 // re-send (before: attempt 2, retry_of the re-send); it joins the
 // re-send's chain with no retry_of, and the next attempt is a retry of
-// the re-send.
+// the re-send. A slow call that worked, released after a later call of
+// the same tool and params, stands alone: in order, the later one would
+// have been a new call, not its retry.
 func TestSlowAttemptReleasedAfterItsResend(t *testing.T) {
 	t0 := time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)
 	line := func(kind, id string, at time.Duration, status int) []byte {
 		body := fmt.Sprintf(`"request_body":"{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"method\":\"tools/call\",\"params\":{\"name\":\"write\",\"arguments\":{\"a\":1}}}"`, id)
 		if kind == "response" {
 			body = fmt.Sprintf(`"http.status":%d,"response_body":""`, status)
+			if status == 200 {
+				body = fmt.Sprintf(`"http.status":200,"response_body":"{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"result\":{\"content\":[]}}"`, id)
+			}
 		}
-		return fmt.Appendf(nil, `{"v":1,"event_id":"%s-%s","ts":%q,"kind":%q,"source":"gateway","exchange_id":"x-%s","server":"kv","session_id":"s1","http.method":"POST",%s}`,
-			kind, id, t0.Add(at).Format(time.RFC3339Nano), kind, id, body)
+		session := "s1"
+		if id[0] == 'w' {
+			session = "s2"
+		}
+		return fmt.Appendf(nil, `{"v":1,"event_id":"%s-%s","ts":%q,"kind":%q,"source":"gateway","exchange_id":"x-%s","server":"kv","session_id":%q,"http.method":"POST",%s}`,
+			kind, id, t0.Add(at).Format(time.RFC3339Nano), kind, id, session, body)
 	}
 	lines := [][]byte{
 		line("request", "1", 0, 0),
@@ -159,6 +168,10 @@ func TestSlowAttemptReleasedAfterItsResend(t *testing.T) {
 		line("response", "1", 30*time.Second, 504),
 		line("request", "3", 31*time.Second, 0),
 		line("response", "3", 31*time.Second+100*time.Millisecond, 503),
+		line("request", "w1", 0, 0),
+		line("request", "w2", 5*time.Second, 0),
+		line("response", "w2", 5*time.Second+100*time.Millisecond, 200),
+		line("response", "w1", 20*time.Second, 200),
 	}
 	var msgs []Message
 	for i, l := range lines {
@@ -171,7 +184,7 @@ func TestSlowAttemptReleasedAfterItsResend(t *testing.T) {
 	for _, w := range []struct {
 		id, retryOf, chain string
 		attempt            int
-	}{{"x-1", "", "x-2", 1}, {"x-2", "", "x-2", 1}, {"x-3", "x-2", "x-2", 2}} {
+	}{{"x-1", "", "x-2", 1}, {"x-2", "", "x-2", 1}, {"x-3", "x-2", "x-2", 2}, {"x-w1", "", "x-w1", 1}, {"x-w2", "", "x-w2", 1}} {
 		if x := got[w.id]; x.RetryOf != w.retryOf || x.ChainID != w.chain || x.Attempt != w.attempt {
 			t.Errorf("%s: attempt %d retry_of %q chain %q, want %d %q %q", w.id, x.Attempt, x.RetryOf, x.ChainID, w.attempt, w.retryOf, w.chain)
 		}
