@@ -255,12 +255,6 @@ func (m *mergeSet) add(o *observation, h *groupHeap, now time.Time) {
 	m.seq++
 	m.n++
 	due := m.due(o)
-	if o.resumed() {
-		// Loaded from the state: its other views may be among the held
-		// events read again, older than the event time the state gave
-		// back. It waits a window of event time from now, as if read now.
-		due = later(due, now.Add(m.window))
-	}
 	g = &group{ts: o.ts, due: due, seq: m.seq, heap: h}
 	g.keys = g.keys3[:0]
 	g.obs1[0] = o

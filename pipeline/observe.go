@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"net/url"
-	"slices"
 	"time"
 	"unsafe"
 
@@ -40,11 +39,6 @@ func (o *observation) hold(p Position, saved bool, ev *schema.Event) {
 	}
 	o.positions, o.saved, o.evs = append(o.positions, p), append(o.saved, saved), append(o.evs, ev)
 }
-
-// resumed says every event of o was saved in the ingest state: o was
-// loaded from it after a restart (or, rarely, both halves waited that
-// long before they paired).
-func (o *observation) resumed() bool { return !slices.Contains(o.saved, false) }
 
 // eventAt returns the event read at o.positions[i].
 func (o *observation) eventAt(i int) *schema.Event { return o.evs[i] }
