@@ -17,8 +17,9 @@ import (
 	"github.com/mcplens/mcplens/schema"
 )
 
-// killSink is a memStateSink that dies at once when its kill is called:
-// every later write fails without storing anything, as after a SIGKILL.
+// killSink is a memStateSink that stores as the real stores do (unstored)
+// and dies at once when its kill is called: every later write fails
+// without storing anything, as after a SIGKILL.
 type killSink struct {
 	*memStateSink
 	mu     sync.Mutex
@@ -45,9 +46,9 @@ func (s *killSink) Write(ctx context.Context, b *schema.Batch) error {
 // chainWindow is what a store's Seed returns: the exchanges stored within
 // window of the newest, in ts order.
 func (s *killSink) chainWindow(window time.Duration) []schema.Exchange {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.memSink.mu.Lock()
 	recs := slices.Clone(s.exchanges)
+	s.memSink.mu.Unlock()
 	slices.SortStableFunc(recs, func(a, b schema.Exchange) int {
 		return cmp.Or(a.TS.Compare(b.TS), cmp.Compare(a.ExchangeID, b.ExchangeID))
 	})
