@@ -78,6 +78,8 @@ func TestMigrationsOrderAndShape(t *testing.T) {
 				// A text column that becomes bytes converts through
 				// encode(), which fails to bind on bytes: never twice.
 				repair = repair || strings.HasPrefix(s, "ALTER TABLE ") && strings.Contains(s, " TYPE BLOB USING encode(") || s == "CHECKPOINT"
+				// A JSON column made text: set again, a cast to its own type.
+				repair = repair || strings.HasPrefix(s, "ALTER TABLE ") && strings.HasSuffix(s, " TYPE VARCHAR")
 				// A NOT NULL set again on a column that has it is a no-op.
 				repair = repair || strings.HasPrefix(s, "ALTER TABLE ") && strings.HasSuffix(s, " SET NOT NULL")
 				if !strings.Contains(s, "IF NOT EXISTS") && !repair {

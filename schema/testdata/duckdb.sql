@@ -144,3 +144,10 @@ WHERE retry_origin = '' OR (retry_origin = 'none' AND (retry_of <> '' OR attempt
 -- migration ingest_held
 ALTER TABLE ingest_streams ADD COLUMN IF NOT EXISTS held BIGINT[] DEFAULT [];
 
+-- migration headers_as_text
+ALTER TABLE exchange_bodies ALTER request_headers TYPE VARCHAR;
+
+ALTER TABLE exchange_bodies ALTER response_headers TYPE VARCHAR;
+
+CHECKPOINT;
+

@@ -2,8 +2,11 @@ package duckstore
 
 import (
 	"context"
+	"maps"
 	"path/filepath"
 	"testing"
+
+	"github.com/mcplens/mcplens/schema"
 )
 
 // TestHeadersStoredAsObjects: the header columns hold JSON objects, so
@@ -71,5 +74,47 @@ func TestHeadersMigrationRepairsStrings(t *testing.T) {
 	}
 	if err := rows.Err(); err != nil || n != 2 {
 		t.Fatalf("%d rows, %v", n, err)
+	}
+}
+
+// TestHeadersMigrationToText: a store whose header columns are JSON (as
+// before migration 0053) has them as text after it opens, with the same
+// values: the API still reads objects, and DuckDB's JSON operators still
+// reach into them.
+func TestHeadersMigrationToText(t *testing.T) {
+	ctx := context.Background()
+	s, corpus := storedBefore(t, 53, func(*schema.Batch) {},
+		`ALTER TABLE exchange_bodies ALTER request_headers TYPE JSON`,
+		`ALTER TABLE exchange_bodies ALTER response_headers TYPE JSON`,
+		`CHECKPOINT`)
+	var types string
+	if err := s.db.QueryRowContext(ctx, `SELECT string_agg(DISTINCT typeof(request_headers) || '/' || typeof(response_headers), ',') FROM exchange_bodies`).Scan(&types); err != nil {
+		t.Fatal(err)
+	}
+	if types != "VARCHAR/VARCHAR" {
+		t.Errorf("header columns after the migration: %s, want VARCHAR/VARCHAR", types)
+	}
+	var withType int
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM exchange_bodies WHERE response_headers->>'content-type' IS NOT NULL`).Scan(&withType); err != nil || withType == 0 {
+		t.Errorf("response_headers->>'content-type' found in %d rows (%v)", withType, err)
+	}
+	checked := 0
+	for _, b := range corpus.Bodies {
+		if len(b.RequestHeaders)+len(b.ResponseHeaders) == 0 {
+			continue
+		}
+		d, err := s.Exchange(ctx, b.ExchangeID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Body == nil || !maps.Equal(d.Body.RequestHeaders, b.RequestHeaders) || !maps.Equal(d.Body.ResponseHeaders, b.ResponseHeaders) {
+			t.Errorf("%s: headers read back as %+v, written %v / %v", b.ExchangeID, d.Body, b.RequestHeaders, b.ResponseHeaders)
+		}
+		if checked++; checked == 5 {
+			break
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no body in the corpus has headers")
 	}
 }

@@ -11,6 +11,10 @@ import (
 	"github.com/mcplens/mcplens/queries"
 )
 
+// textJSON are the columns that hold JSON objects as text (migration
+// 0053), decoded as JSON columns are.
+var textJSON = map[string]bool{"request_headers": true, "response_headers": true}
+
 // decodeJSON turns the text of a JSON column into Go values (objects
 // become map[string]any), as ClickHouse returns its Map columns.
 func decodeJSON(v any) (any, error) {
@@ -66,7 +70,7 @@ func (s *Store) Run(ctx context.Context, q *queries.Query, args queries.Args) (*
 	}
 	isJSON := make([]bool, len(types))
 	for i, ct := range types {
-		isJSON[i] = ct.DatabaseTypeName() == "JSON"
+		isJSON[i] = ct.DatabaseTypeName() == "JSON" || textJSON[cols[i]]
 	}
 	t := &queries.Table{Columns: cols}
 	for rows.Next() {

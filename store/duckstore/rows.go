@@ -2,7 +2,6 @@ package duckstore
 
 import (
 	"database/sql/driver"
-	"encoding/json"
 	"time"
 	"unsafe"
 
@@ -56,15 +55,15 @@ func exchangeRow(e *schema.Exchange, row []driver.Value) {
 	row[51], row[52], row[53] = e.ClientDisagrees, e.NoResponseReason, string(e.Evidence)
 }
 
-// headerJSON encodes headers as a JSON object (keys sorted), the form the
-// JSON header columns hold. It is a json.RawMessage because the Appender
-// stores a Go string in a JSON column as a JSON string, not as the object
-// it spells (schema/duckdb/0050 repairs rows written that way).
-func headerJSON(h map[string]string) json.RawMessage {
+// headerJSON encodes headers as the text of a JSON object (keys sorted),
+// the form the header columns hold (migration 0053: text, since the
+// Appender encodes a value for a JSON column with encoding/json).
+func headerJSON(h map[string]string) string {
 	if len(h) == 0 {
-		return json.RawMessage("{}")
+		return "{}"
 	}
-	return schema.AppendStringMap(make([]byte, 0, 64*len(h)), h)
+	b := schema.AppendStringMap(make([]byte, 0, 64*len(h)), h)
+	return unsafe.String(unsafe.SliceData(b), len(b)) //nolint:gosec // G103: b is not written again
 }
 
 func bodyRow(b *schema.Body, row []driver.Value) {
