@@ -19,6 +19,32 @@ func RequestID(body []byte) (string, bool) {
 	return string(q.id.text), true
 }
 
+// Call is what makes two requests the same call for retry chains: the
+// method, the tool name and the params hash, as Classify fills them in
+// Result.
+type Call struct {
+	Method, ToolName, ParamsHash string
+}
+
+// CallOf returns the call a request body makes, and false when it makes
+// none a retry can repeat: a notification, a batch, an unparsable body,
+// a response the client POSTed, or an MRTR follow-up (inputResponses,
+// requestState), which continues its call rather than re-sending it.
+func CallOf(body []byte) (Call, bool) {
+	p := parsers.Get()
+	defer parsers.Put(p)
+	q := parseRequest(p, body)
+	if q.shape != reqSingle || q.notification {
+		return Call{}, false
+	}
+	var r Result
+	describeRequest(&q, nil, &r)
+	if r.Continuation || r.ParamsHash == "" {
+		return Call{}, false
+	}
+	return Call{Method: r.Method, ToolName: r.ToolName, ParamsHash: r.ParamsHash}, true
+}
+
 // ResponseID returns the JSON-RPC id a response body answers, as text: the
 // id of a JSON response object, or of the last response message on an SSE
 // stream. It returns false when the body names no id (plain text, id-less

@@ -72,3 +72,30 @@ func TestRequestFields(t *testing.T) {
 		t.Errorf("DELETE: %+v", r)
 	}
 }
+
+// CallOf names the call as Classify does, so that a request still waiting
+// for its answer can be matched with a released exchange of the same call.
+func TestCallOfMatchesClassify(t *testing.T) {
+	for _, req := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":1}}}`,
+		`{"jsonrpc":"2.0","id":"r-2","method":"resources/read","params":{"uri":"file:///a"}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`,
+	} {
+		r := Classify(&Exchange{HTTPMethod: "POST", RequestBody: []byte(req), Status: 200})
+		got, ok := CallOf([]byte(req))
+		want := Call{Method: r.Method, ToolName: r.ToolName, ParamsHash: r.ParamsHash}
+		if !ok || got != want {
+			t.Errorf("CallOf(%s) = %+v, %v; want %+v", req, got, ok, want)
+		}
+	}
+	for _, req := range []string{
+		``, `not json`, `[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}]`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"x","inputResponses":{"k":{}}}}`,
+	} {
+		if c, ok := CallOf([]byte(req)); ok {
+			t.Errorf("CallOf(%q) = %+v, want none", req, c)
+		}
+	}
+}
