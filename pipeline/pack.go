@@ -102,9 +102,26 @@ func (p packed) isRequest() bool { return p.blob[0]&flagRequest != 0 }
 // size estimates the bytes the packed event holds, bodies included.
 func (p packed) size() int64 { return int64(len(p.blob) + len(p.reqBody) + len(p.respBody)) }
 
-// eventID reads the event id alone (the first string after the fixed
-// fields) without unpacking the rest.
-func (p packed) eventID() string {
+// The packed strings' places, in pack's order.
+const (
+	packedEventID = iota
+	packedKind
+	packedSource
+	packedObserver
+	packedExchangeID
+	packedServer
+	packedURL
+	packedClientName
+	packedClientVersion
+	packedSessionID
+)
+
+// eventID reads the event id alone without unpacking the rest.
+func (p packed) eventID() string { return p.str(packedEventID) }
+
+// str reads the n-th string field (packedEventID...) alone, without
+// unpacking the rest; it points into the blob.
+func (p packed) str(n int) string {
 	u := unpacker{b: p.blob, i: 1}
 	flags := p.blob[0]
 	for range 4 { // V, TS, HTTPStatus, Attempt
@@ -112,6 +129,10 @@ func (p packed) eventID() string {
 	}
 	if flags&flagDuration != 0 {
 		u.i += 8
+	}
+	for range n {
+		l, k := binary.Uvarint(u.b[u.i:])
+		u.i += k + int(l)
 	}
 	return u.str()
 }

@@ -33,6 +33,12 @@ func TestPackRoundTrip(t *testing.T) {
 		if p.isRequest() != (ev.Kind == "request") {
 			t.Errorf("isRequest = %v for kind %s", p.isRequest(), ev.Kind)
 		}
+		for n, want := range []string{ev.EventID, ev.Kind, ev.Source, ev.Observer, ev.ExchangeID, ev.Server, ev.URL,
+			ev.ClientName, ev.ClientVersion, ev.SessionID} {
+			if got := p.str(n); got != want {
+				t.Errorf("str(%d) = %q, want %q", n, got, want)
+			}
+		}
 	}
 }
 
