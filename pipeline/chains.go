@@ -37,6 +37,8 @@ type lastAttempt struct {
 	inputRequired bool
 	unknownBefore bool // some attempt of the chain had an unknown outcome
 	session       string
+	end           int64 // Unix nanoseconds its answer ended; ts when it has none
+	ahead         bool  // its retry_of names an attempt released after it
 }
 
 // keyTime is one entry of the expiry ring: the key a Link wrote and the
@@ -51,17 +53,23 @@ type keyTime struct {
 // holds no pointers: its exchange id, and its chain id where that is
 // another, are in the chains' textRing, back to back.
 type attempt struct {
-	ids                                textRef // the id, then the chain id unless chainLen is 0
-	chainLen                           uint32  // 0: the chain id is the id
-	attempt                            int32
-	origin                             uint8 // index into chains.originNames
-	done, inputRequired, unknownBefore bool
+	ids      textRef // the id, then the chain id unless chainLen is 0
+	chainLen uint32  // 0: the chain id is the id
+	attempt  int32
+	// span is the milliseconds from its ts to the end of its answer, so
+	// that a re-send sent before that end is known to repeat a call still
+	// in flight; saturated at about 49 days.
+	span   uint32
+	origin uint8 // index into chains.originNames
+	// ahead: its retry_of names an attempt released after it (flightOf).
+	done, inputRequired, unknownBefore, ahead bool
 }
 
 // lastOf returns what a is, without its ids (withIDs adds them).
 func (c *chains) lastOf(a *attempt, ts int64) lastAttempt {
 	return lastAttempt{ts: ts, attempt: int(a.attempt), origin: c.originNames[a.origin],
-		done: a.done, inputRequired: a.inputRequired, unknownBefore: a.unknownBefore}
+		done: a.done, inputRequired: a.inputRequired, unknownBefore: a.unknownBefore,
+		end: ts + int64(a.span)*int64(time.Millisecond), ahead: a.ahead}
 }
 
 // withIDs sets l's ids to a's, copied out of the window.
@@ -135,6 +143,10 @@ type chains struct {
 	// sessionSeen, when set, says when a session's latest exchange was
 	// sent (from clients).
 	sessionSeen func(server, session string) (time.Time, bool)
+	// unreleased, when set, describes the latest attempt of a call in a
+	// session that the correlator has not released yet, sent before the
+	// Unix nanosecond before (correlator.unreleased).
+	unreleased func(server, session string, call classify.Call, before int64) (unreleased, bool)
 }
 
 // newChains returns empty chain state.
@@ -196,7 +208,7 @@ func (c *chains) Link(rec *schema.Exchange) {
 	var inWindow *attempt // prev in the window: its ids are copied only when linked
 	var prevTS int64
 	if a, ts, ok := c.retries.getAt(key); ok {
-		l := c.lastOf(a, 0)
+		l := c.lastOf(a, ts)
 		prev, inWindow, prevTS = &l, a, ts
 	}
 	if inWindow != nil && c.isID(inWindow, rec.ExchangeID) {
@@ -207,9 +219,13 @@ func (c *chains) Link(rec *schema.Exchange) {
 		c.earlier(rec, inWindow)
 		return
 	}
-	if prev == nil || prev.done {
+	ahead, isAhead := c.flightOf(rec, inWindow != nil, prevTS)
+	// A tool call that worked but whose answer ended after rec was sent
+	// was still in flight: rec re-sent it without knowing its outcome.
+	prevInFlight := inWindow != nil && prev.done && rec.Method == "tools/call" && prevTS < rec.TS.UnixNano() && rec.TS.UnixNano() < prev.end
+	if !isAhead && (prev == nil || prev.done && !prevInFlight) {
 		if l, ok := c.acrossSessions(rec); ok {
-			prev, inWindow = &l, nil
+			prev, inWindow, prevInFlight = &l, nil, false
 		}
 	}
 	linked := func() {
@@ -218,6 +234,7 @@ func (c *chains) Link(rec *schema.Exchange) {
 		}
 	}
 	unknown := !rec.OutcomeKnown && rec.Method == "tools/call"
+	inFlight := false // rec re-sent an attempt whose answer had not ended
 	switch {
 	case rec.Continuation && prev != nil && prev.inputRequired:
 		linked()
@@ -229,7 +246,26 @@ func (c *chains) Link(rec *schema.Exchange) {
 			rec.RetryOrigin = prev.origin
 		}
 		unknown = unknown || prev.unknownBefore
-	case !rec.Continuation && prev != nil && rec.Attempt != 1 && (!prev.done || rec.Attempt > 1):
+	case isAhead:
+		// The attempt rec re-sends is released after it (earlier). It
+		// follows the call's newest attempt in the window unless that one
+		// worked.
+		linked()
+		rec.RetryOf, rec.ChainID = ahead.id, ahead.id
+		base := 0
+		if inWindow != nil && !prev.done {
+			rec.ChainID, base = prev.chainID, prev.attempt
+		}
+		if rec.Attempt == 0 {
+			rec.Attempt = base + 2
+		}
+		inFlight = !ahead.answered
+		before := ahead.unknown && rec.Method == "tools/call" || inWindow != nil && !prev.done && prev.unknownBefore
+		if before && rec.Method == "tools/call" && !c.annotations.Safe(rec.Server, rec.ToolName) {
+			rec.UnknownSideEffectRetry = true
+		}
+		unknown = unknown || before
+	case !rec.Continuation && prev != nil && rec.Attempt != 1 && (!prev.done || rec.Attempt > 1 || prevInFlight):
 		// A logger's attempt=1 says it is a new call, whatever came before.
 		linked()
 		rec.RetryOf, rec.ChainID = prev.id, prev.chainID
@@ -240,8 +276,17 @@ func (c *chains) Link(rec *schema.Exchange) {
 			rec.UnknownSideEffectRetry = true
 		}
 		unknown = unknown || prev.unknownBefore
+		inFlight = prevInFlight
 	default:
 		c.standalone(rec)
+	}
+	if inFlight && rec.Method == "tools/call" {
+		// The outcome of the attempt it re-sent was unknown to the client
+		// when it sent rec: both may have run.
+		unknown = true
+		if !c.annotations.Safe(rec.Server, rec.ToolName) {
+			rec.UnknownSideEffectRetry = true
+		}
 	}
 	origin(rec)
 	ts := rec.TS.UnixNano()
@@ -250,6 +295,8 @@ func (c *chains) Link(rec *schema.Exchange) {
 		done:          succeeded[rec.Outcome] || rec.Outcome == classify.InputRequired,
 		inputRequired: rec.Outcome == classify.InputRequired,
 		unknownBefore: unknown,
+		ahead:         isAhead,
+		span:          spanMS(rec),
 	}
 	c.keepIDs(&a, rec.ExchangeID, rec.ChainID)
 	var call hkey
@@ -259,6 +306,39 @@ func (c *chains) Link(rec *schema.Exchange) {
 	c.retries.put(key, call, ts, a)
 	c.trimIDs() // put may have dropped the oldest
 	c.rememberAcross(rec, &a, ts)
+}
+
+// flightOf returns the attempt rec re-sends when the correlator has not
+// released it yet: the latest attempt of rec's call in its session sent
+// before rec and after the call's newest attempt in the window (sent at
+// prevTS, when inWindow), if it had not worked, or was a tool call still
+// in flight when rec was sent. A slow attempt is released after its re-send (the
+// correlator releases an exchange once answered and merged), so without
+// this the re-send would say nothing of it. None when rec continues an
+// MRTR round or its logger said it is a first attempt.
+func (c *chains) flightOf(rec *schema.Exchange, inWindow bool, prevTS int64) (unreleased, bool) {
+	if c.unreleased == nil || rec.Continuation || rec.Attempt == 1 || rec.SessionID == "" {
+		return unreleased{}, false
+	}
+	u, ok := c.unreleased(rec.Server, rec.SessionID, classify.Call{Method: rec.Method, ToolName: rec.ToolName, ParamsHash: rec.ParamsHash}, rec.TS.UnixNano())
+	if !ok || u.id == rec.ExchangeID || (inWindow && u.ts <= prevTS) || (u.answered && u.done) {
+		return unreleased{}, false
+	}
+	if !u.answered && rec.Method != "tools/call" {
+		// Two listings or reads of one thing at once are common and run
+		// nothing twice: only a tool call is taken for a re-send then.
+		return unreleased{}, false
+	}
+	return u, true
+}
+
+// spanMS is the milliseconds from rec's ts to the end of its answer, 0
+// without one.
+func spanMS(rec *schema.Exchange) uint32 {
+	if rec.EndTS.IsZero() || !rec.EndTS.After(rec.TS) {
+		return 0
+	}
+	return uint32(min(rec.EndTS.Sub(rec.TS).Milliseconds(), math.MaxUint32)) //nolint:gosec // G115: clamped
 }
 
 // isID says whether a is the attempt of exchange id.
@@ -290,17 +370,21 @@ func (c *chains) again(rec *schema.Exchange, a *attempt) {
 // stands alone, and one that did not joins a's chain as an attempt the
 // chain's numbering did not count, with no retry_of. The window keeps a
 // as the newest. Linked as a retry of a, rec would say the opposite of
-// what happened: the first attempt a re-send of its own re-send. What a
-// learned too late (that it re-sent a call still in flight) stays unsaid
-// on a's record, which is written already.
+// what happened: the first attempt a re-send of its own re-send. When a
+// named an attempt released after it (flightOf), rec is that attempt or
+// one before it: it joins a's chain whatever its outcome, as the attempt
+// before a.
 func (c *chains) earlier(rec *schema.Exchange, a *attempt) {
-	if succeeded[rec.Outcome] || rec.Outcome == classify.InputRequired {
+	if !a.ahead && (succeeded[rec.Outcome] || rec.Outcome == classify.InputRequired) {
 		c.standalone(rec)
 		return
 	}
 	_, rec.ChainID = c.idsOf(a)
 	if rec.Attempt == 0 {
 		rec.Attempt = 1
+		if a.ahead && a.attempt > 1 {
+			rec.Attempt = int(a.attempt) - 1
+		}
 	}
 	origin(rec)
 }

@@ -138,12 +138,20 @@ func TestLinkSameExchangeAgain(t *testing.T) {
 // after 10 s and sends it again; the re-send fails at once, the first
 // attempt only at 30 s (the gateway's own timeout). The correlator
 // releases each exchange once it is answered, so the re-send reaches the
-// chains first. The first attempt must not become a retry of its own
-// re-send (before: attempt 2, retry_of the re-send); it joins the
-// re-send's chain with no retry_of, and the next attempt is a retry of
-// the re-send. A slow call that worked, released after a later call of
-// the same tool and params, stands alone: in order, the later one would
-// have been a new call, not its retry.
+// chains first, while the first attempt's request still waits for its
+// answer. The re-send is a retry of that attempt in flight (attempt 2,
+// unknown_side_effect_retry: the client could not know whether it ran);
+// the first attempt, released later, must not become a retry of its own
+// re-send (before 2026-12-05: attempt 2, retry_of the re-send): it is
+// attempt 1 of the chain, and the next attempt is a retry of the re-send.
+// The same holds when the first attempt works (session s2). Logged as one
+// exchange record at completion (session s3, an access log), the first
+// attempt is unknown when its re-send is released: a slow call that
+// worked, released after a later call of the same tool and params, then
+// stands alone (in order, the later one would have been a new call).
+// Session s4: the first attempt works half a second after the client sent
+// it again, and is released first; its re-send, sent while it was still
+// in flight, is its retry all the same.
 func TestSlowAttemptReleasedAfterItsResend(t *testing.T) {
 	t0 := time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)
 	line := func(kind, id string, at time.Duration, status int) []byte {
@@ -155,11 +163,22 @@ func TestSlowAttemptReleasedAfterItsResend(t *testing.T) {
 			}
 		}
 		session := "s1"
-		if id[0] == 'w' {
+		switch id[0] {
+		case 'w':
 			session = "s2"
+		case 'v':
+			session = "s3"
+		case 'u':
+			session = "s4"
 		}
+
 		return fmt.Appendf(nil, `{"v":1,"event_id":"%s-%s","ts":%q,"kind":%q,"source":"gateway","exchange_id":"x-%s","server":"kv","session_id":%q,"http.method":"POST",%s}`,
 			kind, id, t0.Add(at).Format(time.RFC3339Nano), kind, id, session, body)
+	}
+	// record is a whole exchange that worked, logged when it ended.
+	record := func(id string, at, took time.Duration) []byte {
+		return fmt.Appendf(nil, `{"v":1,"event_id":"e-%s","ts":%q,"duration_ms":%d,"kind":"exchange","source":"gateway","exchange_id":"x-%s","server":"kv","session_id":"s3","http.method":"POST","http.status":200,"request_body":"{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"method\":\"tools/call\",\"params\":{\"name\":\"write\",\"arguments\":{\"a\":1}}}","response_body":"{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"result\":{\"content\":[]}}"}`,
+			id, t0.Add(at).Format(time.RFC3339Nano), took.Milliseconds(), id, id, id)
 	}
 	lines := [][]byte{
 		line("request", "1", 0, 0),
@@ -172,6 +191,12 @@ func TestSlowAttemptReleasedAfterItsResend(t *testing.T) {
 		line("request", "w2", 5*time.Second, 0),
 		line("response", "w2", 5*time.Second+100*time.Millisecond, 200),
 		line("response", "w1", 20*time.Second, 200),
+		record("v2", 5*time.Second, 100*time.Millisecond),
+		record("v1", 0, 20*time.Second),
+		line("request", "u1", 40*time.Second, 0),
+		line("request", "u2", 50*time.Second, 0),
+		line("response", "u1", 50*time.Second+500*time.Millisecond, 200),
+		line("response", "u2", 55*time.Second, 200),
 	}
 	var msgs []Message
 	for i, l := range lines {
@@ -184,9 +209,12 @@ func TestSlowAttemptReleasedAfterItsResend(t *testing.T) {
 	for _, w := range []struct {
 		id, retryOf, chain string
 		attempt            int
-	}{{"x-1", "", "x-2", 1}, {"x-2", "", "x-2", 1}, {"x-3", "x-2", "x-2", 2}, {"x-w1", "", "x-w1", 1}, {"x-w2", "", "x-w2", 1}} {
-		if x := got[w.id]; x.RetryOf != w.retryOf || x.ChainID != w.chain || x.Attempt != w.attempt {
-			t.Errorf("%s: attempt %d retry_of %q chain %q, want %d %q %q", w.id, x.Attempt, x.RetryOf, x.ChainID, w.attempt, w.retryOf, w.chain)
+		unknown            bool
+	}{{"x-1", "", "x-1", 1, false}, {"x-2", "x-1", "x-1", 2, true}, {"x-3", "x-2", "x-1", 3, true}, {"x-w1", "", "x-w1", 1, false}, {"x-w2", "x-w1", "x-w1", 2, true},
+		{"x-v1", "", "x-v1", 1, false}, {"x-v2", "", "x-v2", 1, false},
+		{"x-u1", "", "x-u1", 1, false}, {"x-u2", "x-u1", "x-u1", 2, true}} {
+		if x := got[w.id]; x.RetryOf != w.retryOf || x.ChainID != w.chain || x.Attempt != w.attempt || x.UnknownSideEffectRetry != w.unknown {
+			t.Errorf("%s: attempt %d retry_of %q chain %q unknown %v, want %d %q %q %v", w.id, x.Attempt, x.RetryOf, x.ChainID, x.UnknownSideEffectRetry, w.attempt, w.retryOf, w.chain, w.unknown)
 		}
 	}
 }

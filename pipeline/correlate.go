@@ -129,6 +129,7 @@ func newCorrelator(cfg CorrelatorConfig) *correlator {
 	cfg.defaults()
 	c := &correlator{cfg: cfg, waiting: map[hkey]*half{}, h: newKeyHasher(), streams: map[string]*stream{},
 		merging: newMergeSet(cfg.MergeWindow), now: time.Now}
+	c.merging.flights.h = &c.merging.h
 	c.merging.pairWindow = cfg.PairWindow
 	c.merging.maxLag = cfg.Lateness
 	return c
@@ -136,6 +137,12 @@ func newCorrelator(cfg CorrelatorConfig) *correlator {
 
 // Pending returns the number of halves waiting and their estimated bytes.
 func (c *correlator) Pending() (int, int64) { return c.npending, c.bytes }
+
+// unreleased is flights.find: the latest attempt of a call in a session
+// not yet released, sent before the Unix nanosecond before.
+func (c *correlator) unreleased(server, session string, call classify.Call, before int64) (unreleased, bool) {
+	return c.merging.flights.find(server, session, call, before)
+}
 
 // Evictions returns how many halves the bounds have evicted so far.
 func (c *correlator) Evictions() int { return c.evictions }
@@ -202,6 +209,7 @@ func (c *correlator) add(ev *schema.Event, pos Position, saved bool) {
 		if h.req, h.reqAny, ok = c.merging.pendingKeys(ev); ok {
 			c.merging.pendingRequest(h.req, h.reqAny)
 		}
+		c.merging.flights.addHalf(h, ev)
 	}
 	if prev == nil {
 		c.waiting[key] = h
@@ -225,6 +233,9 @@ func (c *correlator) unpend(h *half) {
 	heap.Remove(&h.st.pending, int(h.index))
 	if h.req != (hkey{}) {
 		c.merging.requestDone(h.req, h.reqAny)
+	}
+	if h.ev.isRequest() {
+		c.merging.flights.removeHalf(h)
 	}
 	c.npending--
 	c.bytes -= h.size()

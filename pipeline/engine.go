@@ -132,6 +132,7 @@ func New(cfg Config, d Deps) (*Engine, error) {
 	corr.track = e.stateful != nil
 	_, e.assigner = d.Source.(Assigner)
 	e.chains.sessionStart, e.chains.sessionSeen = e.clients.started, e.clients.lastSeen
+	e.chains.unreleased = corr.unreleased
 	return e, nil
 }
 

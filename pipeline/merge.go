@@ -131,6 +131,8 @@ type mergeSet struct {
 	seq        uint64
 	n          int
 	clients    clients // reads a session-less request's clientInfo
+	// flights are the calls not yet released, by session (inflight.go).
+	flights flights
 }
 
 func newMergeSet(window time.Duration) mergeSet {
@@ -273,6 +275,7 @@ func (m *mergeSet) add(o *observation, h *groupHeap, now time.Time) {
 	if ev := o.first(); ev.SessionID != "" {
 		g.session = m.h.of("s", serverName(ev), ev.SessionID)
 	}
+	m.flights.addGroup(g)
 	m.indexInit(o, g)
 }
 
@@ -672,6 +675,7 @@ func earliest(a, b time.Time) time.Time {
 
 // forget removes a released group's keys.
 func (m *mergeSet) forget(g *group) {
+	m.flights.removeGroup(g)
 	for _, k := range g.keys {
 		switch k.kind {
 		case keyID:
