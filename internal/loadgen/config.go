@@ -76,6 +76,12 @@ type Config struct {
 	PoisonShare  float64 // lines that are not valid events (quarantined).
 	BadUTF8Share float64 // bodies with invalid UTF-8 bytes (still valid events).
 	SecretShare  float64 // calls with secrets in headers and bodies.
+	// GiveUpShare is the share of first attempts (logged as request and
+	// response, taking more than 2 s, answered with a result or a
+	// JSON-RPC error) that the client gives up on after 20-80% of their
+	// time and sends again while they still run: the re-send is their
+	// retry, and both may run. Default 0 (off).
+	GiveUpShare float64
 
 	// KeepTruth keeps the expected record of every call ([Truth.Calls]);
 	// off, only the counts are kept (for runs of millions of calls).
@@ -160,6 +166,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&c.PoisonShare, "poison", 0, "share of lines that are not valid events")
 	fs.Float64Var(&c.BadUTF8Share, "bad-utf8", 0, "share of bodies with invalid UTF-8 bytes")
 	fs.Float64Var(&c.SecretShare, "secrets", 0, "share of calls with secrets in headers and bodies")
+	fs.Float64Var(&c.GiveUpShare, "give-up", 0, "share of slow calls the client sends again while they still run")
 	fs.Float64Var(&c.RedeliverShare, "redeliver", 0.02, "share of lines delivered twice")
 
 	// The traffic's shape, for loads other than the default one (a zero
@@ -239,7 +246,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, errors.New("loadgen: MaxBody above 16 MiB"))
 	}
 	for _, s := range []float64{c.ExchangeShare, c.ClientShare, c.NoIDShare, c.SSEShare, c.RedeliverShare,
-		c.PoisonShare, c.BadUTF8Share, c.SecretShare, c.NestedShare} {
+		c.PoisonShare, c.BadUTF8Share, c.SecretShare, c.NestedShare, c.GiveUpShare} {
 		if s > 1 {
 			errs = append(errs, errors.New("loadgen: a share above 1"))
 			break

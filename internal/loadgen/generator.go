@@ -275,6 +275,14 @@ func (g *Generator) start(t int64, prev *call) {
 	c.tResp = t + delay
 	c.bodyBytes = int(g.logUniform(float64(cfg.MinBody), float64(cfg.MaxBody)))
 	c.fillerAt = g.rng.IntN(len(g.filler) - cfg.MaxBody - 1)
+	giveUp := int64(0)
+	if prev == nil && c.split && delay > int64(2*time.Second) &&
+		(c.plan == planToolOK || c.plan == planToolError || c.plan == planRPCError) && g.chance(cfg.GiveUpShare) {
+		// The client stops waiting and sends the call again; this attempt
+		// runs on, and the client logs nothing of it.
+		giveUp = t + int64(float64(delay)*(0.2+0.6*g.rng.Float64()))
+		c.client, c.disagree = false, false
+	}
 	g.truth.add(c)
 
 	if c.split {
@@ -291,6 +299,9 @@ func (g *Generator) start(t int64, prev *call) {
 			at += g.skew[c.slot%cfg.Clients]
 		}
 		g.push(at, c, partClient)
+	}
+	if giveUp > 0 {
+		g.push(giveUp, c, partResend)
 	}
 	if c.plan == planRateLimit || c.plan == planUnavailable {
 		backoff := int64(time.Second) + g.rng.Int64N(int64(4*time.Second))

@@ -396,3 +396,26 @@ func TestPairWindow(t *testing.T) {
 		t.Errorf("responses up to 2m late: pair window %v, want %v", got, want)
 	}
 }
+
+// TestPipelineMatchesTruthGivingUp: clients give up on 30% of the slow
+// calls and send them again while the first attempt still runs. The
+// re-send is answered and released first; it must still name the attempt
+// it repeats (retry_of, attempt 2), whether that attempt is still waiting
+// for its answer or already answered and waiting for its merge window.
+func TestPipelineMatchesTruthGivingUp(t *testing.T) {
+	cfg := loadgen.Config{Seed: 13, Calls: 8000, KeepTruth: true, GiveUpShare: 0.3}
+	resends := 0
+	truth, err := loadgen.WriteFile(filepath.Join(t.TempDir(), "count.ndjson"), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range truth.Calls {
+		if e.RetryOf != "" {
+			resends++
+		}
+	}
+	if resends < 300 {
+		t.Fatalf("%d re-sends in the load, want the given-up calls' on top of the 429/503 ones", resends)
+	}
+	matchTruth(t, cfg, pipeline.DefaultConfig())
+}
