@@ -147,6 +147,22 @@ type chains struct {
 	// session that the correlator has not released yet, sent before the
 	// Unix nanosecond before (correlator.unreleased).
 	unreleased func(server, session string, call classify.Call, before int64) (unreleased, bool)
+	// seeded is, while Seed links a stored exchange, the chain the store
+	// says it is in.
+	seeded string
+}
+
+// Seed puts a stored exchange into the window (after a restart, from the
+// store's last chain window) in the chain it was stored with: its record
+// is written already, so only what later exchanges learn from it
+// matters, and linking it again can give another chain once an attempt
+// it named was released after it (flightOf). The window does not learn
+// that it named one (attempt.ahead): the slow attempt, released after
+// the restart, joins its chain only if it did not work.
+func (c *chains) Seed(rec *schema.Exchange) {
+	c.seeded = rec.ChainID
+	defer func() { c.seeded = "" }()
+	c.Link(rec)
 }
 
 // newChains returns empty chain state.
@@ -279,6 +295,9 @@ func (c *chains) Link(rec *schema.Exchange) {
 		inFlight = prevInFlight
 	default:
 		c.standalone(rec)
+	}
+	if c.seeded != "" {
+		rec.ChainID = c.seeded
 	}
 	if inFlight && rec.Method == "tools/call" {
 		// The outcome of the attempt it re-sent was unknown to the client

@@ -146,7 +146,7 @@ func (e *Engine) Seed(recs []schema.Exchange, anns []schema.ToolAnnotation) {
 	for i := range recs {
 		rec := recs[i]
 		e.clients.Seed(&rec)
-		e.chains.Link(&rec)
+		e.chains.Seed(&rec)
 	}
 }
 
