@@ -147,21 +147,29 @@ type chains struct {
 	// session that the correlator has not released yet, sent before the
 	// Unix nanosecond before (correlator.unreleased).
 	unreleased func(server, session string, call classify.Call, before int64) (unreleased, bool)
-	// seeded is, while Seed links a stored exchange, the chain the store
-	// says it is in.
-	seeded string
+	// seeded is, while Seed links a stored exchange, what the store says
+	// of its links.
+	seeded *seed
+}
+
+// seed is what a stored exchange keeps of its links for the window: its
+// chain, and whether its retry_of names an attempt the store does not
+// hold yet (attempt.ahead).
+type seed struct {
+	chainID string
+	ahead   bool
 }
 
 // Seed puts a stored exchange into the window (after a restart, from the
-// store's last chain window) in the chain it was stored with: its record
-// is written already, so only what later exchanges learn from it
-// matters, and linking it again can give another chain once an attempt
-// it named was released after it (flightOf). The window does not learn
-// that it named one (attempt.ahead): the slow attempt, released after
-// the restart, joins its chain only if it did not work.
-func (c *chains) Seed(rec *schema.Exchange) {
-	c.seeded = rec.ChainID
-	defer func() { c.seeded = "" }()
+// store's last chain window) as it was linked: its record is written
+// already, so only what later exchanges learn from it matters. Its stored
+// chain wins over the one linking it again gives (which can differ once
+// an attempt it named was released after it, flightOf), and ahead says
+// that such an attempt is still to come, so that it joins the chain as the
+// attempt before it when released.
+func (c *chains) Seed(rec *schema.Exchange, ahead bool) {
+	c.seeded = &seed{chainID: rec.ChainID, ahead: ahead}
+	defer func() { c.seeded = nil }()
 	c.Link(rec)
 }
 
@@ -296,8 +304,9 @@ func (c *chains) Link(rec *schema.Exchange) {
 	default:
 		c.standalone(rec)
 	}
-	if c.seeded != "" {
-		rec.ChainID = c.seeded
+	if s := c.seeded; s != nil && s.chainID != "" {
+		rec.ChainID = s.chainID
+		isAhead = isAhead || s.ahead
 	}
 	if inFlight && rec.Method == "tools/call" {
 		// The outcome of the attempt it re-sent was unknown to the client

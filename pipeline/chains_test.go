@@ -100,6 +100,14 @@ func TestRetryOriginOnEveryChain(t *testing.T) {
 	}
 }
 
+// writeCall is one tools/call of write (server files, session s-1, params
+// h1) sent sec seconds after 09:00, with its outcome.
+func writeCall(id string, sec int, outcome classify.Outcome) schema.Exchange {
+	x := schema.Exchange{ExchangeID: id, TS: time.Date(2026, 11, 2, 9, 0, sec, 0, time.UTC), Server: "files", SessionID: "s-1"}
+	x.Method, x.ToolName, x.ParamsHash, x.Outcome = "tools/call", "write", "h1", outcome
+	return x
+}
+
 // TestLinkSameExchangeAgain: an exchange the window holds as its call's
 // newest attempt, formed again (re-read after a restart whose chains were
 // seeded from the store, or a second view after a missed merge), keeps
@@ -107,18 +115,12 @@ func TestRetryOriginOnEveryChain(t *testing.T) {
 // of itself, and the call's next attempt is counted once. Before, the
 // second Link made it attempt 2, retry_of itself, and the next attempt 3.
 func TestLinkSameExchangeAgain(t *testing.T) {
-	t0 := time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)
-	call := func(id string, sec int, outcome classify.Outcome) schema.Exchange {
-		x := schema.Exchange{ExchangeID: id, TS: t0.Add(time.Duration(sec) * time.Second), Server: "files", SessionID: "s-1"}
-		x.Method, x.ToolName, x.ParamsHash, x.Outcome = "tools/call", "write", "h1", outcome
-		return x
-	}
 	ch := newChains(ChainConfig{}, nil)
 	var got []schema.Exchange
 	for _, x := range []schema.Exchange{
-		call("a", 0, classify.HTTPError), call("b", 1, classify.HTTPError),
-		call("b", 1, classify.HTTPError), // formed again
-		call("c", 2, classify.ToolSuccess),
+		writeCall("a", 0, classify.HTTPError), writeCall("b", 1, classify.HTTPError),
+		writeCall("b", 1, classify.HTTPError), // formed again
+		writeCall("c", 2, classify.ToolSuccess),
 	} {
 		ch.Link(&x)
 		got = append(got, x)
@@ -215,6 +217,45 @@ func TestSlowAttemptReleasedAfterItsResend(t *testing.T) {
 		{"x-u1", "", "x-u1", 1, false}, {"x-u2", "x-u1", "x-u1", 2, true}} {
 		if x := got[w.id]; x.RetryOf != w.retryOf || x.ChainID != w.chain || x.Attempt != w.attempt || x.UnknownSideEffectRetry != w.unknown {
 			t.Errorf("%s: attempt %d retry_of %q chain %q unknown %v, want %d %q %q %v", w.id, x.Attempt, x.RetryOf, x.ChainID, x.UnknownSideEffectRetry, w.attempt, w.retryOf, w.chain, w.unknown)
+		}
+	}
+}
+
+// TestSeedKeepsStoredLinks: after a restart the window holds each stored
+// exchange as it was linked. The store holds re-sends that named an
+// attempt b still in flight when they were released; b was not stored
+// before the kill. A failed re-send c (retry_of b, chain b): seeded, it
+// keeps chain b, and the next attempt d joins it (linked again, c would
+// have started a chain of its own). A re-send c that worked after a failed
+// first attempt a (retry_of b, attempt 3, chain a): b, released after the
+// restart, is the attempt before c in that chain, as in a run without the
+// restart, when the seed says c named an attempt still to come.
+func TestSeedKeepsStoredLinks(t *testing.T) {
+	ch := newChains(ChainConfig{}, nil)
+	c := writeCall("c", 20, classify.HTTPError)
+	c.Attempt, c.RetryOf, c.ChainID = 2, "b", "b"
+	ch.Seed(&c, true)
+	d := writeCall("d", 30, classify.ToolSuccess)
+	ch.Link(&d)
+	if d.Attempt != 3 || d.ChainID != "b" || d.RetryOf != "c" {
+		t.Errorf("d attempt %d chain %q retry_of %q, want 3 %q %q", d.Attempt, d.ChainID, d.RetryOf, "b", "c")
+	}
+
+	for _, ahead := range []bool{true, false} {
+		ch := newChains(ChainConfig{}, nil)
+		a, c := writeCall("a", 0, classify.HTTPError), writeCall("c", 20, classify.ToolSuccess)
+		a.Attempt, a.ChainID = 1, "a"
+		c.Attempt, c.RetryOf, c.ChainID = 3, "b", "a"
+		ch.Seed(&a, false)
+		ch.Seed(&c, ahead)
+		b := writeCall("b", 10, classify.HTTPError)
+		ch.Link(&b)
+		want := 2
+		if !ahead {
+			want = 1 // the window does not know c named an attempt still to come
+		}
+		if b.Attempt != want || b.ChainID != "a" || b.RetryOf != "" {
+			t.Errorf("ahead %v: b attempt %d chain %q retry_of %q, want %d %q %q", ahead, b.Attempt, b.ChainID, b.RetryOf, want, "a", "")
 		}
 	}
 }

@@ -143,10 +143,26 @@ func (e *Engine) Seed(recs []schema.Exchange, anns []schema.ToolAnnotation) {
 	for _, a := range anns {
 		e.ann.Set(a)
 	}
+	// A re-send whose retry_of names no stored exchange named an attempt
+	// released after it (chains.flightOf), still to come after the
+	// restart, unless that attempt lies before the window the store gave
+	// (the chain window back from its newest exchange): it was sent at
+	// most a pair window (and the merge waits) before the re-send.
+	stored := make(map[string]bool, len(recs))
+	var newest time.Time
+	for i := range recs {
+		stored[recs[i].ExchangeID] = true
+		if recs[i].TS.After(newest) {
+			newest = recs[i].TS
+		}
+	}
+	windowStart := newest.Add(-e.chains.cfg.Window)
+	c := &e.corr.cfg
 	for i := range recs {
 		rec := recs[i]
 		e.clients.Seed(&rec)
-		e.chains.Seed(&rec)
+		ahead := rec.RetryOf != "" && !stored[rec.RetryOf] && rec.TS.Sub(windowStart) > c.PairWindow+c.MergeWindow+c.Lateness
+		e.chains.Seed(&rec, ahead)
 	}
 }
 
