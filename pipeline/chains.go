@@ -38,6 +38,7 @@ type lastAttempt struct {
 	unknownBefore bool // some attempt of the chain had an unknown outcome
 	session       string
 	end           int64 // Unix nanoseconds its answer ended; ts when it has none
+	kind          uint8 // observerRank of its source
 	ahead         bool  // its retry_of names an attempt released after it
 }
 
@@ -61,6 +62,9 @@ type attempt struct {
 	// in flight; saturated at about 49 days.
 	span   uint32
 	origin uint8 // index into chains.originNames
+	// kind is observerRank of its record's source: a span compares with
+	// a later send time only on the same kind of observer's clock.
+	kind uint8
 	// ahead: its retry_of names an attempt released after it (flightOf).
 	done, inputRequired, unknownBefore, ahead bool
 }
@@ -69,7 +73,7 @@ type attempt struct {
 func (c *chains) lastOf(a *attempt, ts int64) lastAttempt {
 	return lastAttempt{ts: ts, attempt: int(a.attempt), origin: c.originNames[a.origin],
 		done: a.done, inputRequired: a.inputRequired, unknownBefore: a.unknownBefore,
-		end: ts + int64(a.span)*int64(time.Millisecond), ahead: a.ahead}
+		end: ts + int64(a.span)*int64(time.Millisecond), ahead: a.ahead, kind: a.kind}
 }
 
 // withIDs sets l's ids to a's, copied out of the window.
@@ -146,7 +150,7 @@ type chains struct {
 	// unreleased, when set, describes the latest attempt of a call in a
 	// session that the correlator has not released yet, sent before the
 	// Unix nanosecond before (correlator.unreleased).
-	unreleased func(server, session string, call classify.Call, before int64) (unreleased, bool)
+	unreleased func(server, session, source string, call classify.Call, before int64) (unreleased, bool)
 	// seeded is, while Seed links a stored exchange, what the store says
 	// of its links.
 	seeded *seed
@@ -246,7 +250,8 @@ func (c *chains) Link(rec *schema.Exchange) {
 	ahead, isAhead := c.flightOf(rec, inWindow != nil, prevTS)
 	// A tool call that worked but whose answer ended after rec was sent
 	// was still in flight: rec re-sent it without knowing its outcome.
-	prevInFlight := inWindow != nil && prev.done && rec.Method == "tools/call" && prevTS < rec.TS.UnixNano() && rec.TS.UnixNano() < prev.end
+	prevInFlight := inWindow != nil && prev.done && rec.Method == "tools/call" && prev.kind == sourceKind(rec) &&
+		prevTS < rec.TS.UnixNano() && rec.TS.UnixNano() < prev.end
 	if !isAhead && (prev == nil || prev.done && !prevInFlight) {
 		if l, ok := c.acrossSessions(rec); ok {
 			prev, inWindow, prevInFlight = &l, nil, false
@@ -325,6 +330,7 @@ func (c *chains) Link(rec *schema.Exchange) {
 		unknownBefore: unknown,
 		ahead:         isAhead,
 		span:          spanMS(rec),
+		kind:          sourceKind(rec),
 	}
 	c.keepIDs(&a, rec.ExchangeID, rec.ChainID)
 	var call hkey
@@ -348,7 +354,7 @@ func (c *chains) flightOf(rec *schema.Exchange, inWindow bool, prevTS int64) (un
 	if c.unreleased == nil || rec.Continuation || rec.Attempt == 1 || rec.SessionID == "" {
 		return unreleased{}, false
 	}
-	u, ok := c.unreleased(rec.Server, rec.SessionID, classify.Call{Method: rec.Method, ToolName: rec.ToolName, ParamsHash: rec.ParamsHash}, rec.TS.UnixNano())
+	u, ok := c.unreleased(rec.Server, rec.SessionID, rec.Source, classify.Call{Method: rec.Method, ToolName: rec.ToolName, ParamsHash: rec.ParamsHash}, rec.TS.UnixNano())
 	if !ok || u.id == rec.ExchangeID || (inWindow && u.ts <= prevTS) || (u.answered && u.done) {
 		return unreleased{}, false
 	}
@@ -359,6 +365,9 @@ func (c *chains) flightOf(rec *schema.Exchange, inWindow bool, prevTS int64) (un
 	}
 	return u, true
 }
+
+// sourceKind is observerRank of rec's source.
+func sourceKind(rec *schema.Exchange) uint8 { return uint8(observerRank(rec.Source)) } //nolint:gosec // G115: 0..2
 
 // spanMS is the milliseconds from rec's ts to the end of its answer, 0
 // without one.

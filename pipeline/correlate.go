@@ -140,8 +140,8 @@ func (c *correlator) Pending() (int, int64) { return c.npending, c.bytes }
 
 // unreleased is flights.find: the latest attempt of a call in a session
 // not yet released, sent before the Unix nanosecond before.
-func (c *correlator) unreleased(server, session string, call classify.Call, before int64) (unreleased, bool) {
-	return c.merging.flights.find(server, session, call, before)
+func (c *correlator) unreleased(server, session, source string, call classify.Call, before int64) (unreleased, bool) {
+	return c.merging.flights.find(server, session, source, call, before)
 }
 
 // Evictions returns how many halves the bounds have evicted so far.

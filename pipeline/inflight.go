@@ -137,10 +137,12 @@ func (f *flights) len() int {
 }
 
 // find returns the latest attempt of call in server's session that is
-// not yet released and was sent before the Unix nanosecond before: of a
-// call seen by several observers, the view its record will take its id
-// from (the gateway's, then the server's, then a client's).
-func (f *flights) find(server, session string, call classify.Call, before int64) (unreleased, bool) {
+// not yet released and was sent before the Unix nanosecond before, as
+// the observer kind source saw it: the times of one kind of observer (a
+// gateway's, a client's) compare, a client's and a gateway's may be
+// seconds apart. Of a call seen by several observers of that kind, the
+// view its record will take its id from (the one with its response).
+func (f *flights) find(server, session, source string, call classify.Call, before int64) (unreleased, bool) {
 	if session == "" || len(f.by) == 0 {
 		return unreleased{}, false
 	}
@@ -149,6 +151,7 @@ func (f *flights) find(server, session string, call classify.Call, before int64)
 		return unreleased{}, false
 	}
 	want := f.h.of(call.Method, call.ToolName, call.ParamsHash)
+	kind := observerRank(source)
 	var best *flight
 	var bestTS int64
 	bestRank := 0
@@ -161,7 +164,7 @@ func (f *flights) find(server, session string, call classify.Call, before int64)
 			continue
 		}
 		ts, rank := e.when()
-		if ts >= before {
+		if ts >= before || rank%10 != kind {
 			continue
 		}
 		if best == nil || rank < bestRank || (rank == bestRank && ts > bestTS) {
@@ -174,7 +177,8 @@ func (f *flights) find(server, session string, call classify.Call, before int64)
 	return best.describe(before), true
 }
 
-// when is the entry's send time and the rank of its view (observerRank).
+// when is the entry's send time and the rank of its view: observerRank,
+// 10 more for a view without its response (sourceRank).
 func (e *flight) when() (int64, int) {
 	if e.h != nil {
 		return e.h.ts, observerRank(e.h.ev.str(packedSource))

@@ -28,8 +28,9 @@ func flightEvent(kind, session string, n, a int, at time.Duration) schema.Event 
 // The flights index follows a call from its request's arrival to its
 // release: waiting in the correlator (in flight), then complete in the
 // merge set (answered, with its outcome), then gone; a call of other
-// arguments, another session or another server is never found; a session
-// keeps at most MaxFlightsPerSession entries.
+// arguments, another session or another server is never found, nor one
+// seen by another kind of observer than the re-send's (their clocks do
+// not compare); a session keeps at most MaxFlightsPerSession entries.
 func TestFlightsFollowACall(t *testing.T) {
 	c := newCorrelator(CorrelatorConfig{})
 	pos := Position{Stream: "s/0"}
@@ -51,25 +52,28 @@ func TestFlightsFollowACall(t *testing.T) {
 	add(flightEvent(schema.KindRequest, "s1", 1, 7, 0))
 	add(flightEvent(schema.KindRequest, "s1", 2, 8, time.Second))
 	add(flightEvent(schema.KindRequest, "s2", 3, 7, time.Second))
-	u, ok := c.unreleased("kv", "s1", call(7), at(10*time.Second))
+	u, ok := c.unreleased("kv", "s1", "gateway", call(7), at(10*time.Second))
 	if !ok || u.id != "x-s1-1" || u.answered || !u.unknown {
 		t.Fatalf("waiting request: %+v %v", u, ok)
+	}
+	if u, ok := c.unreleased("kv", "s1", "client", call(7), at(10*time.Second)); ok {
+		t.Errorf("a client's view of a re-send compared with a gateway's send time: %+v", u)
 	}
 	for _, miss := range []struct {
 		server, session string
 		a               int
 		before          time.Duration
 	}{{"kv", "s1", 9, 10 * time.Second}, {"kv", "s3", 7, 10 * time.Second}, {"other", "s1", 7, 10 * time.Second}, {"kv", "s1", 7, 0}} {
-		if u, ok := c.unreleased(miss.server, miss.session, call(miss.a), at(miss.before)); ok {
+		if u, ok := c.unreleased(miss.server, miss.session, "gateway", call(miss.a), at(miss.before)); ok {
 			t.Errorf("%+v found %+v", miss, u)
 		}
 	}
 
 	add(flightEvent(schema.KindResponse, "s1", 1, 7, 12*time.Second))
-	if u, ok := c.unreleased("kv", "s1", call(7), at(10*time.Second)); !ok || u.id != "x-s1-1" || u.answered || !u.done {
+	if u, ok := c.unreleased("kv", "s1", "gateway", call(7), at(10*time.Second)); !ok || u.id != "x-s1-1" || u.answered || !u.done {
 		t.Fatalf("answered after the re-send was sent: %+v %v", u, ok)
 	}
-	if u, ok := c.unreleased("kv", "s1", call(7), at(13*time.Second)); !ok || !u.answered || !u.done || u.unknown {
+	if u, ok := c.unreleased("kv", "s1", "gateway", call(7), at(13*time.Second)); !ok || !u.answered || !u.done || u.unknown {
 		t.Fatalf("answered before: %+v %v", u, ok)
 	}
 	if n := c.merging.flights.len(); n != 3 {
