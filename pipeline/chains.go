@@ -346,10 +346,10 @@ func (c *chains) Link(rec *schema.Exchange) {
 // released it yet: the latest attempt of rec's call in its session sent
 // before rec and after the call's newest attempt in the window (sent at
 // prevTS, when inWindow), if it had not worked, or was a tool call still
-// in flight when rec was sent. A slow attempt is released after its re-send (the
-// correlator releases an exchange once answered and merged), so without
-// this the re-send would say nothing of it. None when rec continues an
-// MRTR round or its logger said it is a first attempt.
+// in flight when rec was sent. A slow attempt is released after its
+// re-send (the correlator releases an exchange once answered and merged),
+// so without this the re-send would say nothing of it. None when rec
+// continues an MRTR round or its logger said it is a first attempt.
 func (c *chains) flightOf(rec *schema.Exchange, inWindow bool, prevTS int64) (unreleased, bool) {
 	if c.unreleased == nil || rec.Continuation || rec.Attempt == 1 || rec.SessionID == "" {
 		return unreleased{}, false
