@@ -127,15 +127,6 @@ func (f *flights) remove(k hkey, is func(*flight) bool) {
 	}
 }
 
-// len is the number of calls indexed.
-func (f *flights) len() int {
-	n := 0
-	for _, l := range f.by {
-		n += len(l)
-	}
-	return n
-}
-
 // find returns the latest attempt of call in server's session that is
 // not yet released and was sent before the Unix nanosecond before, as
 // the observer kind source saw it: the times of one kind of observer (a

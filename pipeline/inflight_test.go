@@ -9,6 +9,15 @@ import (
 	"github.com/mcplens/mcplens/schema"
 )
 
+// len is the number of calls indexed.
+func (f *flights) len() int {
+	n := 0
+	for _, l := range f.by {
+		n += len(l)
+	}
+	return n
+}
+
 // flightEvent is a gateway request or response of call n (arguments a) in
 // session s of server kv, at t0+at.
 func flightEvent(kind, session string, n, a int, at time.Duration) schema.Event {
