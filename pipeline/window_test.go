@@ -169,43 +169,73 @@ func BenchmarkWindowCost(b *testing.B) {
 			}
 			b.ReportMetric(float64(d.Len()), "ids-held")
 		})
-		b.Run("correlate/"+p.name, func(b *testing.B) {
-			// Responses come p.n/10 calls after their requests, so that
-			// many requests wait; each Add is followed by a Release.
-			inflight := p.n / 10
-			c := newCorrelator(CorrelatorConfig{MaxPending: 4 * p.n, PairWindow: time.Hour})
-			body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{}}}`
-			resp := `{"jsonrpc":"2.0","id":1,"result":{"content":[],"isError":false}}`
-			hdr := map[string]string{"content-type": "application/json"}
-			emitted := 0
-			emit := func(*group) { emitted++ }
-			i, off := 0, int64(0)
-			step := func() {
-				ts := t0.Add(time.Duration(i) * time.Millisecond)
-				req := schema.Event{EventID: "q" + strconv.Itoa(i), TS: ts, Kind: schema.KindRequest, Source: "gateway",
-					ExchangeID: "x" + strconv.Itoa(i), HTTPMethod: "POST", RequestBody: body}
-				c.Add(&req, Position{Stream: "s", Offset: off})
-				off++
-				if j := i - inflight; j >= 0 {
-					r := schema.Event{EventID: "r" + strconv.Itoa(j), TS: ts, Kind: schema.KindResponse, Source: "gateway",
-						ExchangeID: "x" + strconv.Itoa(j), HTTPStatus: 200, ResponseBody: resp, ResponseHeaders: hdr}
-					c.Add(&r, Position{Stream: "s", Offset: off})
-					off++
-				}
-				c.Release(false, emit)
-				i++
+		b.Run("correlate/"+p.name, func(b *testing.B) { benchCorrelate(b, t0, p.n, false) })
+		// With sessions (2,000, as loadgen's) every waiting request is in
+		// the flights index too, and each step asks for the unreleased
+		// attempt of a call in the session it adds to, as Link does for a
+		// released tool call: a call none makes, so the whole session's
+		// list is looked at.
+		b.Run("flights/"+p.name, func(b *testing.B) { benchCorrelate(b, t0, p.n, true) })
+	}
+}
+
+// benchCorrelate is BenchmarkWindowCost's correlate case for a window of
+// n calls: responses come n/10 calls after their requests, so that many
+// requests wait; each Add is followed by a Release. With sessions, the
+// requests have one of 2,000 and each step looks up a call in the flights.
+func benchCorrelate(b *testing.B, t0 time.Time, n int, sessions bool) {
+	inflight := n / 10
+	c := newCorrelator(CorrelatorConfig{MaxPending: 4 * n, PairWindow: time.Hour})
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{}}}`
+	resp := `{"jsonrpc":"2.0","id":1,"result":{"content":[],"isError":false}}`
+	hdr := map[string]string{"content-type": "application/json"}
+	names := []string{""}
+	if sessions {
+		names = make([]string, 2000)
+		for k := range names {
+			names[k] = "sess-" + strconv.Itoa(k)
+		}
+	}
+	other := classify.Call{Method: "tools/call", ToolName: "t", ParamsHash: "none"}
+	found := 0
+	emit := func(*group) {}
+	i, off := 0, int64(0)
+	step := func() {
+		ts := t0.Add(time.Duration(i) * time.Millisecond)
+		sess := names[i%len(names)]
+		req := schema.Event{EventID: "q" + strconv.Itoa(i), TS: ts, Kind: schema.KindRequest, Source: "gateway",
+			SessionID: sess, ExchangeID: "x" + strconv.Itoa(i), HTTPMethod: "POST", RequestBody: body}
+		c.Add(&req, Position{Stream: "s", Offset: off})
+		off++
+		if j := i - inflight; j >= 0 {
+			r := schema.Event{EventID: "r" + strconv.Itoa(j), TS: ts, Kind: schema.KindResponse, Source: "gateway",
+				SessionID: names[j%len(names)], ExchangeID: "x" + strconv.Itoa(j), HTTPStatus: 200, ResponseBody: resp, ResponseHeaders: hdr}
+			c.Add(&r, Position{Stream: "s", Offset: off})
+			off++
+		}
+		if sessions {
+			if _, ok := c.unreleased("", sess, schema.SourceGateway, other, ts.UnixNano()); ok {
+				found++
 			}
-			for range 2 * inflight {
-				step()
-			}
-			b.ReportAllocs()
-			b.ResetTimer()
-			for range b.N {
-				step()
-			}
-			n, _ := c.Pending()
-			b.ReportMetric(float64(n), "pending")
-		})
+		}
+		c.Release(false, emit)
+		i++
+	}
+	for range 2 * inflight {
+		step()
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		step()
+	}
+	if found > 0 {
+		b.Fatalf("%d lookups found a call none makes", found)
+	}
+	pending, _ := c.Pending()
+	b.ReportMetric(float64(pending), "pending")
+	if sessions {
+		b.ReportMetric(float64(c.merging.flights.len()), "indexed")
 	}
 }
 
