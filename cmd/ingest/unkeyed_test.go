@@ -26,9 +26,17 @@ import (
 // was released at once, before its other view came from another
 // partition, and 76 of 31,000 calls were stored as the client's view
 // alone (the gateway's record, of the same exchange id, then skipped).
+// Clients give up on 30% of the slow calls and send them again while they
+// run, so re-sends stored before a kill name attempts released after it;
+// the retry links (retry_of, attempt) must be the truth's but for at most
+// 1% of the re-sends: read from unkeyed partitions, with or without kills
+// and give-ups, about 0.5% of the re-sends miss their earlier attempt (6
+// of 1,245 without give-ups, 21 of 3,506 with; the same in an
+// uninterrupted run), which is not tracked down yet. Without the index of
+// unreleased calls 1,463 of the 3,506 miss it.
 func TestUnkeyedKillsMatchTruth(t *testing.T) {
 	brokers := kafkatest.Brokers(t)
-	topic, truth, lines := kafkatest.UnkeyedLoad(t, brokers, 3, loadgen.Config{Seed: 101, Calls: 30_000, ClientShare: 0.3})
+	topic, truth, lines := kafkatest.UnkeyedLoad(t, brokers, 3, loadgen.Config{Seed: 101, Calls: 30_000, ClientShare: 0.3, GiveUpShare: 0.3})
 
 	db := filepath.Join(t.TempDir(), "unkeyed.duckdb")
 	group := "unkeyed-" + topic
@@ -76,7 +84,7 @@ func TestUnkeyedKillsMatchTruth(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	rows, err := store.DB().QueryContext(context.Background(), `SELECT request_event_id, outcome, sources, ts, end_ts FROM exchanges`)
+	rows, err := store.DB().QueryContext(context.Background(), `SELECT exchange_id, request_event_id, outcome, sources, ts, end_ts, retry_of, attempt FROM exchanges`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +93,7 @@ func TestUnkeyedKillsMatchTruth(t *testing.T) {
 	for rows.Next() {
 		var x schema.Exchange
 		var sources []any
-		if err := rows.Scan(&x.RequestEventID, &x.Outcome, &sources, &x.TS, &x.EndTS); err != nil {
+		if err := rows.Scan(&x.ExchangeID, &x.RequestEventID, &x.Outcome, &sources, &x.TS, &x.EndTS, &x.RetryOf, &x.Attempt); err != nil {
 			t.Fatal(err)
 		}
 		for _, s := range sources {
@@ -122,5 +130,31 @@ func TestUnkeyedKillsMatchTruth(t *testing.T) {
 	t.Logf("%d records for %d calls, %d unanswered requests still waiting: %+v", len(stored), truth.Exchanges, waiting, r)
 	if r != (loadgen.Tally{}) || len(stored)+waiting != truth.Exchanges {
 		t.Errorf("%d records, %+v: want the truth, every call once", len(stored), r)
+	}
+	byReq := map[string]schema.Exchange{}
+	for _, x := range stored {
+		byReq[x.RequestEventID] = x
+	}
+	wrong, resent := 0, 0
+	for _, e := range truth.Calls {
+		x, ok := byReq[e.RequestEventID]
+		if !ok {
+			continue
+		}
+		want := ""
+		if e.RetryOf != "" {
+			resent++
+			want = byReq[e.RetryOf].ExchangeID
+		}
+		if x.RetryOf != want || (e.RetryOf != "" && x.Attempt != e.Attempt) {
+			wrong++
+			if wrong <= 5 {
+				t.Logf("retry link of %s: retry_of %q attempt %d, want %q %d", x.ExchangeID, x.RetryOf, x.Attempt, want, e.Attempt)
+			}
+		}
+	}
+	t.Logf("%d of %d re-sent calls linked otherwise than the truth says", wrong, resent)
+	if resent < 1000 || wrong*100 > resent {
+		t.Errorf("%d of %d re-sent calls linked otherwise than the truth says: want at most 1%%", wrong, resent)
 	}
 }
