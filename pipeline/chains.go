@@ -54,7 +54,7 @@ type keyTime struct {
 // holds no pointers: its exchange id, and its chain id where that is
 // another, are in the chains' textRing, back to back.
 type attempt struct {
-	ids      textRef // the id, then the chain id unless chainLen is 0
+	ids      textRef // the id, then the chain id unless chainLen is 0, then the id before
 	chainLen uint32  // 0: the chain id is the id
 	attempt  int32
 	// span is the milliseconds from its ts to the end of its answer, so
@@ -67,6 +67,10 @@ type attempt struct {
 	kind uint8
 	// ahead: its retry_of names an attempt released after it (flightOf).
 	done, inputRequired, unknownBefore, ahead bool
+	// beforeLen is the length of the id kept last in ids when ahead: the
+	// attempt before the one it named, which that one re-sent (earlier);
+	// 0 for none.
+	beforeLen uint16
 }
 
 // lastOf returns what a is, without its ids (withIDs adds them).
@@ -84,6 +88,7 @@ func (c *chains) withIDs(l *lastAttempt, a *attempt) {
 // idsOf returns copies of a's exchange and chain ids.
 func (c *chains) idsOf(a *attempt) (id, chainID string) {
 	b := c.ids.bytes(a.ids)
+	b = b[:len(b)-int(a.beforeLen)]
 	n := len(b) - int(a.chainLen)
 	id = string(b[:n])
 	if a.chainLen == 0 {
@@ -92,13 +97,25 @@ func (c *chains) idsOf(a *attempt) (id, chainID string) {
 	return id, string(b[n:])
 }
 
-// keepIDs puts an attempt's ids into the window's textRing.
-func (c *chains) keepIDs(a *attempt, id, chainID string) {
+// beforeOf returns a copy of the id of the attempt before the one a
+// named, "" for none.
+func (c *chains) beforeOf(a *attempt) string {
+	b := c.ids.bytes(a.ids)
+	return string(b[len(b)-int(a.beforeLen):])
+}
+
+// keepIDs puts an attempt's ids into the window's textRing: its own, its
+// chain's unless that is its own, and before (beforeOf) unless too long.
+func (c *chains) keepIDs(a *attempt, id, chainID, before string) {
+	if len(before) > math.MaxUint16 {
+		before = ""
+	}
+	a.beforeLen = uint16(len(before)) //nolint:gosec // G115: checked above
 	if chainID == id {
-		a.ids = c.ids.add(id)
+		a.ids = c.ids.add(id + before)
 		return
 	}
-	a.ids = c.ids.add(id + chainID)
+	a.ids = c.ids.add(id + chainID + before)
 	a.chainLen = uint32(len(chainID)) //nolint:gosec // G115: a string's length in the ring
 }
 
@@ -264,6 +281,7 @@ func (c *chains) Link(rec *schema.Exchange) {
 	}
 	unknown := !rec.OutcomeKnown && rec.Method == "tools/call"
 	inFlight := false // rec re-sent an attempt whose answer had not ended
+	before := ""      // with isAhead: the attempt before the one rec named
 	switch {
 	case rec.Continuation && prev != nil && prev.inputRequired:
 		linked()
@@ -283,17 +301,17 @@ func (c *chains) Link(rec *schema.Exchange) {
 		rec.RetryOf, rec.ChainID = ahead.id, ahead.id
 		base := 0
 		if inWindow != nil && !prev.done {
-			rec.ChainID, base = prev.chainID, prev.attempt
+			rec.ChainID, base, before = prev.chainID, prev.attempt, prev.id
 		}
 		if rec.Attempt == 0 {
 			rec.Attempt = base + 2
 		}
 		inFlight = !ahead.answered
-		before := ahead.unknown && rec.Method == "tools/call" || inWindow != nil && !prev.done && prev.unknownBefore
-		if before && rec.Method == "tools/call" && !c.annotations.Safe(rec.Server, rec.ToolName) {
+		unknownEarlier := ahead.unknown && rec.Method == "tools/call" || inWindow != nil && !prev.done && prev.unknownBefore
+		if unknownEarlier && rec.Method == "tools/call" && !c.annotations.Safe(rec.Server, rec.ToolName) {
 			rec.UnknownSideEffectRetry = true
 		}
-		unknown = unknown || before
+		unknown = unknown || unknownEarlier
 	case !rec.Continuation && prev != nil && rec.Attempt != 1 && (!prev.done || rec.Attempt > 1 || prevInFlight):
 		// A logger's attempt=1 says it is a new call, whatever came before.
 		linked()
@@ -332,7 +350,7 @@ func (c *chains) Link(rec *schema.Exchange) {
 		span:          spanMS(rec),
 		kind:          sourceKind(rec),
 	}
-	c.keepIDs(&a, rec.ExchangeID, rec.ChainID)
+	c.keepIDs(&a, rec.ExchangeID, rec.ChainID, before)
 	var call hkey
 	if rec.JSONRPCID != "" && !rec.Notification {
 		call = c.callKey(rec.Server, rec.SessionID, rec.ClientName, rec.JSONRPCID)
@@ -381,7 +399,7 @@ func spanMS(rec *schema.Exchange) uint32 {
 // isID says whether a is the attempt of exchange id.
 func (c *chains) isID(a *attempt, id string) bool {
 	b := c.ids.bytes(a.ids)
-	return len(b)-int(a.chainLen) == len(id) && string(b[:len(id)]) == id
+	return len(b)-int(a.chainLen)-int(a.beforeLen) == len(id) && string(b[:len(id)]) == id
 }
 
 // again gives rec, an exchange the window already holds as its call's
@@ -410,7 +428,8 @@ func (c *chains) again(rec *schema.Exchange, a *attempt) {
 // what happened: the first attempt a re-send of its own re-send. When a
 // named an attempt released after it (flightOf), rec is that attempt or
 // one before it: it joins a's chain whatever its outcome, as the attempt
-// before a.
+// before a, and a retry of the attempt a followed in the window (the
+// attempt before the one a named, beforeOf), which a's entry replaced.
 func (c *chains) earlier(rec *schema.Exchange, a *attempt) {
 	if !a.ahead && (succeeded[rec.Outcome] || rec.Outcome == classify.InputRequired) {
 		c.standalone(rec)
@@ -422,6 +441,9 @@ func (c *chains) earlier(rec *schema.Exchange, a *attempt) {
 		if a.ahead && a.attempt > 1 {
 			rec.Attempt = int(a.attempt) - 1
 		}
+	}
+	if a.ahead && a.beforeLen > 0 && rec.RetryOf == "" {
+		rec.RetryOf = c.beforeOf(a)
 	}
 	origin(rec)
 }

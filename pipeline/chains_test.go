@@ -259,3 +259,40 @@ func TestSeedKeepsStoredLinks(t *testing.T) {
 		}
 	}
 }
+
+// TestAttemptBeforeOneInFlight: a call fails (a), is sent again (b), and
+// b runs long; the client gives up on b and sends the call a third time
+// (c), which is answered first. c names b, still unreleased (attempt 3,
+// chain a); b, released after c, is the attempt between: a retry of a,
+// which c's entry replaced in the window. Before, b came out with no
+// retry_of (about 0.5% of the re-sends read from unkeyed partitions,
+// whose answers a lagging partition gives late).
+func TestAttemptBeforeOneInFlight(t *testing.T) {
+	ch := newChains(ChainConfig{}, nil)
+	var pending *unreleased
+	ch.unreleased = func(_, _, _ string, _ classify.Call, before int64) (unreleased, bool) {
+		if pending == nil || pending.ts >= before {
+			return unreleased{}, false
+		}
+		return *pending, true
+	}
+	a := writeCall("a", 0, classify.HTTPError)
+	ch.Link(&a)
+	b := writeCall("b", 5, classify.TransportError)
+	pending = &unreleased{id: "b", ts: b.TS.UnixNano(), unknown: true}
+	c := writeCall("c", 20, classify.ToolSuccess)
+	ch.Link(&c)
+	if c.RetryOf != "b" || c.Attempt != 3 || c.ChainID != "a" || !c.UnknownSideEffectRetry {
+		t.Errorf("c: retry_of %q attempt %d chain %q unknown %v, want b 3 a true", c.RetryOf, c.Attempt, c.ChainID, c.UnknownSideEffectRetry)
+	}
+	pending = nil
+	ch.Link(&b)
+	if b.RetryOf != "a" || b.Attempt != 2 || b.ChainID != "a" {
+		t.Errorf("b: retry_of %q attempt %d chain %q, want a 2 a", b.RetryOf, b.Attempt, b.ChainID)
+	}
+	d := writeCall("d", 30, classify.ToolSuccess)
+	ch.Link(&d)
+	if d.RetryOf != "" || d.ChainID != "d" {
+		t.Errorf("d after c worked: retry_of %q chain %q, want a new call", d.RetryOf, d.ChainID)
+	}
+}
