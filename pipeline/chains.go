@@ -329,7 +329,15 @@ func (c *chains) Link(rec *schema.Exchange) {
 	}
 	if s := c.seeded; s != nil && s.chainID != "" {
 		rec.ChainID = s.chainID
-		isAhead = isAhead || s.ahead
+		if s.ahead && !isAhead {
+			// It named an attempt still to come, after the call's newest
+			// attempt in the window, if that one had not worked.
+			isAhead = true
+			if inWindow != nil && !prev.done {
+				linked()
+				before = prev.id
+			}
+		}
 	}
 	if inFlight && rec.Method == "tools/call" {
 		// The outcome of the attempt it re-sent was unknown to the client

@@ -228,8 +228,9 @@ func TestSlowAttemptReleasedAfterItsResend(t *testing.T) {
 // keeps chain b, and the next attempt d joins it (linked again, c would
 // have started a chain of its own). A re-send c that worked after a failed
 // first attempt a (retry_of b, attempt 3, chain a): b, released after the
-// restart, is the attempt before c in that chain, as in a run without the
-// restart, when the seed says c named an attempt still to come.
+// restart, is the attempt before c in that chain and a retry of a, as in
+// a run without the restart, when the seed says c named an attempt still
+// to come.
 func TestSeedKeepsStoredLinks(t *testing.T) {
 	ch := newChains(ChainConfig{}, nil)
 	c := writeCall("c", 20, classify.HTTPError)
@@ -250,12 +251,12 @@ func TestSeedKeepsStoredLinks(t *testing.T) {
 		ch.Seed(&c, ahead)
 		b := writeCall("b", 10, classify.HTTPError)
 		ch.Link(&b)
-		want := 2
+		want, wantOf := 2, "a"
 		if !ahead {
-			want = 1 // the window does not know c named an attempt still to come
+			want, wantOf = 1, "" // the window does not know c named an attempt still to come
 		}
-		if b.Attempt != want || b.ChainID != "a" || b.RetryOf != "" {
-			t.Errorf("ahead %v: b attempt %d chain %q retry_of %q, want %d %q %q", ahead, b.Attempt, b.ChainID, b.RetryOf, want, "a", "")
+		if b.Attempt != want || b.ChainID != "a" || b.RetryOf != wantOf {
+			t.Errorf("ahead %v: b attempt %d chain %q retry_of %q, want %d %q %q", ahead, b.Attempt, b.ChainID, b.RetryOf, want, "a", wantOf)
 		}
 	}
 }
