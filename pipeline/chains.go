@@ -39,7 +39,6 @@ type lastAttempt struct {
 	session       string
 	end           int64 // Unix nanoseconds its answer ended; ts when it has none
 	kind          uint8 // observerRank of its source
-	ahead         bool  // its retry_of names an attempt released after it
 }
 
 // keyTime is one entry of the expiry ring: the key a Link wrote and the
@@ -77,7 +76,7 @@ type attempt struct {
 func (c *chains) lastOf(a *attempt, ts int64) lastAttempt {
 	return lastAttempt{ts: ts, attempt: int(a.attempt), origin: c.originNames[a.origin],
 		done: a.done, inputRequired: a.inputRequired, unknownBefore: a.unknownBefore,
-		end: ts + int64(a.span)*int64(time.Millisecond), ahead: a.ahead, kind: a.kind}
+		end: ts + int64(a.span)*int64(time.Millisecond), kind: a.kind}
 }
 
 // withIDs sets l's ids to a's, copied out of the window.
