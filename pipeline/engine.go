@@ -138,7 +138,8 @@ func New(cfg Config, d Deps) (*Engine, error) {
 
 // Seed warms chain state with exchanges and annotations a store already
 // holds (the last chain window of them), so that a restarted ingester
-// links retries whose earlier attempt was stored before the restart.
+// links retries whose earlier attempt was stored before the restart, and
+// deduplication with the events of the views merged into them.
 func (e *Engine) Seed(recs []schema.Exchange, anns []schema.ToolAnnotation) {
 	for _, a := range anns {
 		e.ann.Set(a)
@@ -161,6 +162,12 @@ func (e *Engine) Seed(recs []schema.Exchange, anns []schema.ToolAnnotation) {
 	for i := range recs {
 		rec := recs[i]
 		e.clients.Seed(&rec)
+		// A view merged into a stored record is handled: a copy of its
+		// line sent again after the restart is a duplicate, as it is to an
+		// uninterrupted run, whose deduplication remembered it.
+		for _, id := range rec.MergedEventIDs {
+			e.dedupe.Seen(id, rec.TS)
+		}
 		ahead := rec.RetryOf != "" && !stored[rec.RetryOf] && rec.TS.Sub(windowStart) > c.PairWindow+c.MergeWindow+c.Lateness
 		e.chains.Seed(&rec, ahead)
 	}

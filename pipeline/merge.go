@@ -790,6 +790,16 @@ func (g *group) record() (schema.Exchange, schema.Body) {
 			rec.HTTPMethod = r.HTTPMethod
 		}
 	}
+	// The other views' events: gone from the record but for their ids,
+	// which a restart needs to know them handled (Engine.Seed).
+	for _, o := range obs[1:] {
+		for _, ev := range []*schema.Event{o.req, o.resp} {
+			if ev != nil && ev.EventID != "" && ev.EventID != rec.RequestEventID && ev.EventID != rec.ResponseEventID &&
+				!slices.Contains(rec.MergedEventIDs, ev.EventID) {
+				rec.MergedEventIDs = append(rec.MergedEventIDs, ev.EventID)
+			}
+		}
+	}
 	rec.BodyTruncated = (p.req != nil && p.req.BodyTruncated) || (p.resp != nil && p.resp.BodyTruncated)
 	body.Truncated = rec.BodyTruncated
 	rec.EndTS, rec.DurationMS = endTime(p)

@@ -16,6 +16,8 @@ var (
 		"continues", "client_outcome", "client_disagrees", "no_response_reason",
 		// Added by a later migration (0040), so last in the table.
 		"evidence",
+		// Added by migration 0054.
+		"merged_event_ids",
 	}
 	BodyColumns = []string{
 		"exchange_id", "ts", "request_headers", "response_headers", "request_body", "response_body", "truncated",

@@ -48,6 +48,12 @@ type Exchange struct {
 	// NoResponseReason says why a NO_RESPONSE record was emitted
 	// (window expired, pending state evicted, shutdown).
 	NoResponseReason string `json:"no_response_reason,omitempty"`
+	// MergedEventIDs are the event ids of the other views merged into
+	// this record (a client's lines beside the gateway's): the store keeps
+	// them so that a restarted ingester knows those lines are handled
+	// (Engine.Seed puts them into deduplication) when their shipper sends
+	// one again.
+	MergedEventIDs []string `json:"merged_event_ids,omitempty"`
 }
 
 // Body is the redacted, capped bodies and headers of one exchange, stored

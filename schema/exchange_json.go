@@ -100,5 +100,10 @@ func (x *Exchange) AppendJSON(b []byte) []byte {
 	if x.NoResponseReason != "" {
 		str("no_response_reason", x.NoResponseReason)
 	}
+	if len(x.MergedEventIDs) > 0 {
+		b = append(b, ',')
+		b = appendKey(b, "merged_event_ids")
+		b = appendStrings(b, x.MergedEventIDs)
+	}
 	return append(b, '}')
 }

@@ -217,3 +217,8 @@ SETTINGS mutations_sync = 0;
 -- migration ingest_held
 ALTER TABLE mcplens.ingest_streams ON CLUSTER 'mcplens_cluster' ADD COLUMN IF NOT EXISTS held Array(Int64) AFTER max_ts_ns;
 
+-- migration merged_event_ids
+ALTER TABLE mcplens.exchanges_local ON CLUSTER 'mcplens_cluster' ADD COLUMN IF NOT EXISTS merged_event_ids Array(String) DEFAULT [];
+
+ALTER TABLE mcplens.exchanges ON CLUSTER 'mcplens_cluster' ADD COLUMN IF NOT EXISTS merged_event_ids Array(String) DEFAULT [];
+

@@ -194,3 +194,6 @@ SETTINGS mutations_sync = 0;
 -- migration ingest_held
 ALTER TABLE mcplens.ingest_streams  ADD COLUMN IF NOT EXISTS held Array(Int64) AFTER max_ts_ns;
 
+-- migration merged_event_ids
+ALTER TABLE mcplens.exchanges  ADD COLUMN IF NOT EXISTS merged_event_ids Array(String) DEFAULT [];
+

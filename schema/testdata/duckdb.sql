@@ -151,3 +151,10 @@ ALTER TABLE exchange_bodies ALTER response_headers TYPE VARCHAR;
 
 CHECKPOINT;
 
+-- migration merged_event_ids
+ALTER TABLE exchanges ADD COLUMN IF NOT EXISTS merged_event_ids VARCHAR[];
+
+UPDATE exchanges SET merged_event_ids = [] WHERE merged_event_ids IS NULL;
+
+ALTER TABLE exchanges ALTER COLUMN merged_event_ids SET NOT NULL;
+

@@ -65,7 +65,7 @@ func exchangeColumns(rows []schema.Exchange) ([]any, int) {
 		ts, endTS                                   = make([]time.Time, n), make([]time.Time, n)
 		durationMS                                  = make([]float64, n)
 		source                                      = make([]string, n)
-		sources                                     = make([][]string, n)
+		sources, merged                             = make([][]string, n), make([][]string, n)
 		oneSided                                    = make([]bool, n)
 		url, sessionID                              = make([]string, n), make([]string, n)
 		httpStatus                                  = make([]uint16, n)
@@ -106,6 +106,10 @@ func exchangeColumns(rows []schema.Exchange) ([]any, int) {
 		if sources[i] == nil {
 			sources[i] = []string{}
 		}
+		merged[i] = e.MergedEventIDs
+		if merged[i] == nil {
+			merged[i] = []string{}
+		}
 		oneSided[i], observer[i], server[i], url[i] = e.OneSided, bx.of(e.Observer), bx.of(e.Server), e.URL
 		clientName[i], clientVersion[i], sessionID[i] = bx.of(e.ClientName), bx.of(e.ClientVersion), e.SessionID
 		httpMethod[i], httpStatus[i] = bx.of(e.HTTPMethod), uint16(e.HTTPStatus)
@@ -134,7 +138,7 @@ func exchangeColumns(rows []schema.Exchange) ([]any, int) {
 		layer, outcome, errorClass, jsonrpcCode, errorMessage, retryAfterS, retryAdvice, outcomeKnown,
 		sideEffectRisk, rule, jsonrpcID, method, toolName, paramsHash, protocolVersion, contentType,
 		transport, sseEvents, batch, notification, continuation, attempt, retryOf, retryOrigin, chainID,
-		unknownRetry, continues, clientOutcome, clientDisagrees, noResponseReason, evidence,
+		unknownRetry, continues, clientOutcome, clientDisagrees, noResponseReason, evidence, merged,
 	}, unknown
 }
 

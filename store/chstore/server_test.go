@@ -95,6 +95,7 @@ func TestServerConformance(t *testing.T) {
 	if err != nil || len(recs) == 0 || len(anns) == 0 {
 		t.Errorf("seed: %d records, %d annotations, %v", len(recs), len(anns), err)
 	}
+	querytest.CheckSeedKeepsMergedViews(t, ctx, s, recs[len(recs)-1].TS.Add(time.Second))
 }
 
 // TestServerMissingDatabase: without --migrate a store on a database that

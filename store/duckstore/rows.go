@@ -53,6 +53,7 @@ func exchangeRow(e *schema.Exchange, row []driver.Value) {
 	row[45], row[46], row[47] = e.RetryOf, e.RetryOrigin, e.ChainID
 	row[48], row[49], row[50] = e.UnknownSideEffectRetry, e.Continues, e.ClientOutcome
 	row[51], row[52], row[53] = e.ClientDisagrees, e.NoResponseReason, string(e.Evidence)
+	row[54] = strs(e.MergedEventIDs)
 }
 
 // headerJSON encodes headers as the text of a JSON object (keys sorted),

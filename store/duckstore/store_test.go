@@ -17,6 +17,7 @@ import (
 	"github.com/mcplens/mcplens/classify"
 	"github.com/mcplens/mcplens/pipeline"
 	"github.com/mcplens/mcplens/queries"
+	"github.com/mcplens/mcplens/queries/querytest"
 	"github.com/mcplens/mcplens/schema"
 )
 
@@ -264,6 +265,12 @@ func TestSeedAfterRestart(t *testing.T) {
 	if retryOf != failedID || !unknown {
 		t.Errorf("after restart the re-send has retry_of %q (want %q) and unknown_side_effect_retry %v", retryOf, failedID, unknown)
 	}
+}
+
+// TestSeedKeepsMergedViews: the event ids of the views merged into a
+// record come back with the seed (migration 0054).
+func TestSeedKeepsMergedViews(t *testing.T) {
+	querytest.CheckSeedKeepsMergedViews(t, context.Background(), openTemp(t), time.Date(2026, 11, 2, 12, 0, 0, 0, time.UTC))
 }
 
 func TestSeedEmpty(t *testing.T) {
