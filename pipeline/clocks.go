@@ -2,7 +2,10 @@ package pipeline
 
 import (
 	"math"
+	"strings"
 	"time"
+
+	"github.com/mcplens/mcplens/schema"
 )
 
 // Bounds of the clocks the merges learn (clocks).
@@ -82,4 +85,20 @@ func (c *clocks) drop(kt keyTime, cut int64) {
 	k.queued = k.at
 	c.byKey[kt.key] = k
 	c.ring.push(keyTime{key: kt.key, ts: k.queued})
+}
+
+// seedClocks teaches the clocks a stored record measured (its merged
+// views against the gateway's request), as its merge taught them before
+// a restart: a client whose clock is further off than the merge window
+// merges again from the first line read after it. A malformed entry (a
+// store edited by hand) is skipped.
+func (m *mergeSet) seedClocks(rec *schema.Exchange) {
+	for i, obs := range rec.MergedObservers {
+		source, observer, ok := strings.Cut(obs, "/")
+		if !ok || i >= len(rec.MergedOffsetsMS) || math.IsNaN(rec.MergedOffsetsMS[i]) || math.IsInf(rec.MergedOffsetsMS[i], 0) {
+			continue
+		}
+		m.obsKey = append(append(append(m.obsKey[:0], source...), 0), observer...)
+		m.clocks.teach(m.obsKey, time.Duration(rec.MergedOffsetsMS[i]*float64(time.Millisecond)), rec.TS)
+	}
 }

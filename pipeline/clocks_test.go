@@ -2,9 +2,12 @@ package pipeline
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/mcplens/mcplens/schema"
 )
 
 var clockT0 = time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC)
@@ -91,5 +94,32 @@ func BenchmarkClockMemory(b *testing.B) {
 		runtime.ReadMemStats(&after)
 		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/maxClocks, "B/clock")
 		runtime.KeepAlive(&c)
+	}
+}
+
+// TestSeedTeachesClocks: the clocks a stored record measured are learned
+// again from it, as its merge taught them (so that a client further off
+// than the merge window merges again after a restart: the kill harness,
+// TestKillsWithClocksFurtherOff); entries a hand-edited store may hold
+// (no source, an offset missing or not a number) are skipped.
+func TestSeedTeachesClocks(t *testing.T) {
+	m := newMergeSet(2 * time.Second)
+	at := time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)
+	for i, off := range []float64{-2500, -2510, -2490} {
+		m.seedClocks(&schema.Exchange{TS: at.Add(time.Duration(i) * time.Second),
+			MergedObservers: []string{"client/cli-1", "cli-2", "client/cli-3", "client/cli-4"},
+			MergedOffsetsMS: []float64{off, 100, math.NaN()}})
+	}
+	c, ok := m.clockOf(&schema.Event{Source: schema.SourceClient, Observer: "cli-1"})
+	if !ok || c.n != 3 || c.off < -2510*time.Millisecond || c.off > -2490*time.Millisecond {
+		t.Errorf("cli-1's clock: %+v (known %v), want about -2.5 s off from three merges", c, ok)
+	}
+	for _, o := range []string{"cli-2", "cli-3", "cli-4"} {
+		if c, ok := m.clockOf(&schema.Event{Source: schema.SourceClient, Observer: o}); ok {
+			t.Errorf("%s: learned %+v from a malformed entry", o, c)
+		}
+	}
+	if w := m.tolerance(&observation{req: &schema.Event{Source: schema.SourceClient, Observer: "cli-1"}}); w >= 2*time.Second {
+		t.Errorf("cli-1's tolerance %s: still the merge window after three merges", w)
 	}
 }

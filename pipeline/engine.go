@@ -139,7 +139,8 @@ func New(cfg Config, d Deps) (*Engine, error) {
 // Seed warms chain state with exchanges and annotations a store already
 // holds (the last chain window of them), so that a restarted ingester
 // links retries whose earlier attempt was stored before the restart, and
-// deduplication with the events of the views merged into them.
+// deduplication with the events of the views merged into them, and the
+// merge set with the clocks of those views.
 func (e *Engine) Seed(recs []schema.Exchange, anns []schema.ToolAnnotation) {
 	for _, a := range anns {
 		e.ann.Set(a)
@@ -168,6 +169,7 @@ func (e *Engine) Seed(recs []schema.Exchange, anns []schema.ToolAnnotation) {
 		for _, id := range rec.MergedEventIDs {
 			e.dedupe.Seen(id, rec.TS)
 		}
+		e.corr.merging.seedClocks(&rec)
 		ahead := rec.RetryOf != "" && !stored[rec.RetryOf] && rec.TS.Sub(windowStart) > c.PairWindow+c.MergeWindow+c.Lateness
 		e.chains.Seed(&rec, ahead)
 	}

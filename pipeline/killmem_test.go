@@ -125,8 +125,30 @@ func (s *killSource) Fetch(ctx context.Context) (Message, error) {
 // view of its own (1-4 per kill point), since the dedupe window started
 // empty and the stored exchange did not hold the client's event id; the
 // record now keeps it (merged_event_ids) and the seed remembers it.
+// The clients' clocks are up to 1 s off (loadgen's default).
 func TestKillsStoreAsUninterrupted(t *testing.T) {
-	g, err := loadgen.New(loadgen.Config{Seed: 12, Calls: 8_000, Rate: 400, KeepTruth: true, ClientShare: 0.3, RedeliverShare: 0.05, GiveUpShare: 0.3})
+	killsStoreAsUninterrupted(t, time.Second, 0)
+}
+
+// TestKillsWithClocksFurtherOff is TestKillsStoreAsUninterrupted with
+// client clocks up to 3 s off, further than the 2 s merge window: a
+// client's view merges with the gateway's only once its clock is learned.
+// A restart learns the clocks again from the stored records
+// (merged_observers, merged_offsets_ms), but not those only merges after
+// the last stored batch taught: the views of such a client read again
+// after the kill may stay apart, or leave the gateway's record without
+// them. 13-23 rows of the six kill points differed in ten runs; 36-43
+// without the clocks from the store, 44-64 without the merged event ids
+// either. It fails above 30.
+func TestKillsWithClocksFurtherOff(t *testing.T) {
+	killsStoreAsUninterrupted(t, 3*time.Second, 30)
+}
+
+// killsStoreAsUninterrupted runs the kill points with the clients' clocks
+// up to skew off, and fails when more than tolerate rows differ from an
+// uninterrupted run's (each one reported when tolerate is 0).
+func killsStoreAsUninterrupted(t *testing.T, skew time.Duration, tolerate int) {
+	g, err := loadgen.New(loadgen.Config{Seed: 12, Calls: 8_000, Rate: 400, KeepTruth: true, ClientShare: 0.3, RedeliverShare: 0.05, GiveUpShare: 0.3, ClientSkew: skew})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,6 +194,7 @@ func TestKillsStoreAsUninterrupted(t *testing.T) {
 	want := storedRows(whole.exchanges, end)
 	t.Logf("uninterrupted: %d records, %d compared, %+v", len(whole.exchanges), len(want), g.Truth().Tally(whole.exchanges, loadgen.DefaultStart))
 	var reread int64
+	differing := 0
 	for _, frac := range []float64{0.1, 0.3, 0.5, 0.7, 0.9, 0.97} {
 		sink := &killSink{memStateSink: newMemStateSink()}
 		ctx, cancel := context.WithCancel(context.Background())
@@ -188,17 +211,29 @@ func TestKillsStoreAsUninterrupted(t *testing.T) {
 		}
 		reread += e.Stats().Reread
 		got := storedRows(sink.exchanges, end)
+		n := 0
+		differ := func(format string, args ...any) {
+			if n++; tolerate == 0 {
+				t.Errorf(format, args...)
+			} else if n <= 5 {
+				t.Logf(format, args...)
+			}
+		}
 		for id, w := range want {
 			if g := got[id]; g != w {
-				t.Errorf("killed at %.0f%%: %s stored as %q, uninterrupted %q", frac*100, id, g, w)
+				differ("killed at %.0f%%: %s stored as %q, uninterrupted %q", frac*100, id, g, w)
 			}
 		}
 		for id, g := range got {
 			if _, ok := want[id]; !ok {
-				t.Errorf("killed at %.0f%%: %s stored as %q, not by an uninterrupted run", frac*100, id, g)
+				differ("killed at %.0f%%: %s stored as %q, not by an uninterrupted run", frac*100, id, g)
 			}
 		}
-		t.Logf("killed at %.0f%%: %d held events read again", frac*100, e.Stats().Reread)
+		differing += n
+		t.Logf("killed at %.0f%%: %d held events read again, %d rows differ", frac*100, e.Stats().Reread, n)
+	}
+	if differing > tolerate {
+		t.Errorf("%d rows differ from an uninterrupted run's, want at most %d", differing, tolerate)
 	}
 	if reread == 0 {
 		t.Error("no held event was read again after a kill: the kills fell where they prove nothing")

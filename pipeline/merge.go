@@ -791,13 +791,19 @@ func (g *group) record() (schema.Exchange, schema.Body) {
 		}
 	}
 	// The other views' events: gone from the record but for their ids,
-	// which a restart needs to know them handled (Engine.Seed).
+	// which a restart needs to know them handled, and, measured against
+	// the gateway's request, their clocks, which a restart learns again
+	// (Engine.Seed).
 	for _, o := range obs[1:] {
 		for _, ev := range []*schema.Event{o.req, o.resp} {
 			if ev != nil && ev.EventID != "" && ev.EventID != rec.RequestEventID && ev.EventID != rec.ResponseEventID &&
 				!slices.Contains(rec.MergedEventIDs, ev.EventID) {
 				rec.MergedEventIDs = append(rec.MergedEventIDs, ev.EventID)
 			}
+		}
+		if p.source() == schema.SourceGateway && p.req != nil && o.req != nil && observerRank(o.source()) > 0 {
+			rec.MergedObservers = append(rec.MergedObservers, o.source()+"/"+o.req.Observer)
+			rec.MergedOffsetsMS = append(rec.MergedOffsetsMS, float64(o.ts.Sub(p.ts))/float64(time.Millisecond))
 		}
 	}
 	rec.BodyTruncated = (p.req != nil && p.req.BodyTruncated) || (p.resp != nil && p.resp.BodyTruncated)

@@ -1,7 +1,8 @@
 -- Every exchange record from {from} on, in event-time order: the last
 -- chain window, which a restarted ingester replays into its chain state so
 -- that it links retries whose earlier attempt it stored before, and into
--- deduplication the event ids of the views merged into each record.
+-- deduplication the event ids of the views merged into each record, and
+-- into the merge set the clocks those views were measured with.
 SELECT exchange_id, request_event_id, response_event_id, ts, end_ts, duration_ms, source, sources, one_sided,
        observer, server, url, client_name, client_version, session_id, http_method, http_status,
        request_bytes, response_bytes, body_truncated, transport_error, stream_close_reason, idempotency_key,
@@ -9,7 +10,7 @@ SELECT exchange_id, request_event_id, response_event_id, ts, end_ts, duration_ms
        side_effect_risk, rule, jsonrpc_id, method, tool_name, params_hash, protocol_version, content_type,
        transport, sse_events, batch, notification, continuation, attempt, retry_of, retry_origin, chain_id,
        unknown_side_effect_retry, continues, client_outcome, client_disagrees, no_response_reason, evidence,
-       merged_event_ids
+       merged_event_ids, merged_observers, merged_offsets_ms
 FROM exchanges
 WHERE toStartOfHour(ts) >= toStartOfHour({from:DateTime64(3, 'UTC')})
   AND ts >= {from:DateTime64(3, 'UTC')}

@@ -17,7 +17,7 @@ var (
 		// Added by a later migration (0040), so last in the table.
 		"evidence",
 		// Added by migration 0054.
-		"merged_event_ids",
+		"merged_event_ids", "merged_observers", "merged_offsets_ms",
 	}
 	BodyColumns = []string{
 		"exchange_id", "ts", "request_headers", "response_headers", "request_body", "response_body", "truncated",

@@ -54,6 +54,12 @@ type Exchange struct {
 	// (Engine.Seed puts them into deduplication) when their shipper sends
 	// one again.
 	MergedEventIDs []string `json:"merged_event_ids,omitempty"`
+	// MergedObservers ("source/observer") are the other views the record
+	// measured against the gateway's clock, and MergedOffsetsMS how far
+	// each one's clock was off (its request time less the gateway's): a
+	// restarted ingester learns the clocks from them (Engine.Seed).
+	MergedObservers []string  `json:"merged_observers,omitempty"`
+	MergedOffsetsMS []float64 `json:"merged_offsets_ms,omitempty"`
 }
 
 // Body is the redacted, capped bodies and headers of one exchange, stored

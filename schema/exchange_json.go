@@ -105,5 +105,22 @@ func (x *Exchange) AppendJSON(b []byte) []byte {
 		b = appendKey(b, "merged_event_ids")
 		b = appendStrings(b, x.MergedEventIDs)
 	}
+	if len(x.MergedObservers) > 0 {
+		b = append(b, ',')
+		b = appendKey(b, "merged_observers")
+		b = appendStrings(b, x.MergedObservers)
+	}
+	if len(x.MergedOffsetsMS) > 0 {
+		b = append(b, ',')
+		b = appendKey(b, "merged_offsets_ms")
+		b = append(b, '[')
+		for i, v := range x.MergedOffsetsMS {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendFloat(b, v)
+		}
+		b = append(b, ']')
+	}
 	return append(b, '}')
 }

@@ -52,7 +52,10 @@ func fill(rng *rand.Rand, v reflect.Value) {
 		case 1:
 			v.Set(reflect.MakeSlice(v.Type(), 0, 0))
 		default:
-			v.Set(reflect.ValueOf([]string{hostile[rng.IntN(len(hostile))], "gateway"}))
+			v.Set(reflect.MakeSlice(v.Type(), 2, 2))
+			for i := range 2 {
+				fill(rng, v.Index(i))
+			}
 		}
 	case reflect.Struct:
 		switch v.Interface().(type) {

@@ -220,5 +220,13 @@ ALTER TABLE mcplens.ingest_streams ON CLUSTER 'mcplens_cluster' ADD COLUMN IF NO
 -- migration merged_event_ids
 ALTER TABLE mcplens.exchanges_local ON CLUSTER 'mcplens_cluster' ADD COLUMN IF NOT EXISTS merged_event_ids Array(String) DEFAULT [];
 
+ALTER TABLE mcplens.exchanges_local ON CLUSTER 'mcplens_cluster' ADD COLUMN IF NOT EXISTS merged_observers Array(LowCardinality(String)) DEFAULT [];
+
+ALTER TABLE mcplens.exchanges_local ON CLUSTER 'mcplens_cluster' ADD COLUMN IF NOT EXISTS merged_offsets_ms Array(Float64) DEFAULT [];
+
 ALTER TABLE mcplens.exchanges ON CLUSTER 'mcplens_cluster' ADD COLUMN IF NOT EXISTS merged_event_ids Array(String) DEFAULT [];
+
+ALTER TABLE mcplens.exchanges ON CLUSTER 'mcplens_cluster' ADD COLUMN IF NOT EXISTS merged_observers Array(LowCardinality(String)) DEFAULT [];
+
+ALTER TABLE mcplens.exchanges ON CLUSTER 'mcplens_cluster' ADD COLUMN IF NOT EXISTS merged_offsets_ms Array(Float64) DEFAULT [];
 

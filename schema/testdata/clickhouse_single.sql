@@ -204,3 +204,7 @@ ALTER TABLE mcplens.ingest_streams  ADD COLUMN IF NOT EXISTS held Array(Int64) A
 -- migration merged_event_ids
 ALTER TABLE mcplens.exchanges  ADD COLUMN IF NOT EXISTS merged_event_ids Array(String) DEFAULT [];
 
+ALTER TABLE mcplens.exchanges  ADD COLUMN IF NOT EXISTS merged_observers Array(LowCardinality(String)) DEFAULT [];
+
+ALTER TABLE mcplens.exchanges  ADD COLUMN IF NOT EXISTS merged_offsets_ms Array(Float64) DEFAULT [];
+

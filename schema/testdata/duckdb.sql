@@ -154,7 +154,19 @@ CHECKPOINT;
 -- migration merged_event_ids
 ALTER TABLE exchanges ADD COLUMN IF NOT EXISTS merged_event_ids VARCHAR[];
 
+ALTER TABLE exchanges ADD COLUMN IF NOT EXISTS merged_observers VARCHAR[];
+
+ALTER TABLE exchanges ADD COLUMN IF NOT EXISTS merged_offsets_ms DOUBLE[];
+
 UPDATE exchanges SET merged_event_ids = [] WHERE merged_event_ids IS NULL;
 
+UPDATE exchanges SET merged_observers = [] WHERE merged_observers IS NULL;
+
+UPDATE exchanges SET merged_offsets_ms = [] WHERE merged_offsets_ms IS NULL;
+
 ALTER TABLE exchanges ALTER COLUMN merged_event_ids SET NOT NULL;
+
+ALTER TABLE exchanges ALTER COLUMN merged_observers SET NOT NULL;
+
+ALTER TABLE exchanges ALTER COLUMN merged_offsets_ms SET NOT NULL;
 

@@ -65,7 +65,8 @@ func exchangeColumns(rows []schema.Exchange) ([]any, int) {
 		ts, endTS                                   = make([]time.Time, n), make([]time.Time, n)
 		durationMS                                  = make([]float64, n)
 		source                                      = make([]string, n)
-		sources, merged                             = make([][]string, n), make([][]string, n)
+		sources, merged, mergedObs                  = make([][]string, n), make([][]string, n), make([][]string, n)
+		mergedOffsets                               = make([][]float64, n)
 		oneSided                                    = make([]bool, n)
 		url, sessionID                              = make([]string, n), make([]string, n)
 		httpStatus                                  = make([]uint16, n)
@@ -106,9 +107,15 @@ func exchangeColumns(rows []schema.Exchange) ([]any, int) {
 		if sources[i] == nil {
 			sources[i] = []string{}
 		}
-		merged[i] = e.MergedEventIDs
+		merged[i], mergedObs[i], mergedOffsets[i] = e.MergedEventIDs, e.MergedObservers, e.MergedOffsetsMS
 		if merged[i] == nil {
 			merged[i] = []string{}
+		}
+		if mergedObs[i] == nil {
+			mergedObs[i] = []string{}
+		}
+		if mergedOffsets[i] == nil {
+			mergedOffsets[i] = []float64{}
 		}
 		oneSided[i], observer[i], server[i], url[i] = e.OneSided, bx.of(e.Observer), bx.of(e.Server), e.URL
 		clientName[i], clientVersion[i], sessionID[i] = bx.of(e.ClientName), bx.of(e.ClientVersion), e.SessionID
@@ -139,6 +146,7 @@ func exchangeColumns(rows []schema.Exchange) ([]any, int) {
 		sideEffectRisk, rule, jsonrpcID, method, toolName, paramsHash, protocolVersion, contentType,
 		transport, sseEvents, batch, notification, continuation, attempt, retryOf, retryOrigin, chainID,
 		unknownRetry, continues, clientOutcome, clientDisagrees, noResponseReason, evidence, merged,
+		mergedObs, mergedOffsets,
 	}, unknown
 }
 

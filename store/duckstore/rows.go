@@ -53,7 +53,15 @@ func exchangeRow(e *schema.Exchange, row []driver.Value) {
 	row[45], row[46], row[47] = e.RetryOf, e.RetryOrigin, e.ChainID
 	row[48], row[49], row[50] = e.UnknownSideEffectRetry, e.Continues, e.ClientOutcome
 	row[51], row[52], row[53] = e.ClientDisagrees, e.NoResponseReason, string(e.Evidence)
-	row[54] = strs(e.MergedEventIDs)
+	row[54], row[55], row[56] = strs(e.MergedEventIDs), strs(e.MergedObservers), floats(e.MergedOffsetsMS)
+}
+
+// floats is v, or an empty list for nil (the list columns are NOT NULL).
+func floats(v []float64) []float64 {
+	if v == nil {
+		return []float64{}
+	}
+	return v
 }
 
 // headerJSON encodes headers as the text of a JSON object (keys sorted),

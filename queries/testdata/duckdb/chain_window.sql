@@ -5,7 +5,7 @@ SELECT exchange_id, request_event_id, response_event_id, ts, end_ts, duration_ms
        side_effect_risk, rule, jsonrpc_id, method, tool_name, params_hash, protocol_version, content_type,
        transport, sse_events, batch, notification, continuation, attempt, retry_of, retry_origin, chain_id,
        unknown_side_effect_retry, continues, client_outcome, client_disagrees, no_response_reason, evidence,
-       merged_event_ids
+       merged_event_ids, merged_observers, merged_offsets_ms
 FROM exchanges
 WHERE date_trunc('hour', ts) >= date_trunc('hour', CAST($from AS TIMESTAMP))
   AND ts >= CAST($from AS TIMESTAMP)
