@@ -338,6 +338,12 @@ func (c *chains) Link(rec *schema.Exchange) {
 			}
 		}
 	}
+	if c.seeded != nil && rec.UnknownSideEffectRetry {
+		// Stored as a retry after an attempt of unknown outcome, perhaps
+		// one in flight when it was sent, which the seed cannot see: the
+		// call's next attempt inherits it as it did before the restart.
+		unknown = true
+	}
 	if inFlight && rec.Method == "tools/call" {
 		// The outcome of the attempt it re-sent was unknown to the client
 		// when it sent rec: both may have run.

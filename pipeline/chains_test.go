@@ -297,3 +297,23 @@ func TestAttemptBeforeOneInFlight(t *testing.T) {
 		t.Errorf("d after c worked: retry_of %q chain %q, want a new call", d.RetryOf, d.ChainID)
 	}
 }
+
+// TestSeedKeepsUnknownOutcome: a stored attempt flagged as an unknown
+// side-effect retry (its earlier attempt was still in flight when it was
+// sent, which the seed cannot see again) passes the flag on to the call's
+// next attempt after a restart, as it did before it. Before, the seed
+// linked it again from its own known outcome, and the next attempt came
+// out without the flag (11-14 rows of a real-broker kill run with client
+// clocks 3 s off).
+func TestSeedKeepsUnknownOutcome(t *testing.T) {
+	ch := newChains(ChainConfig{}, nil)
+	c := writeCall("c", 20, classify.HTTPError)
+	c.OutcomeKnown, c.Attempt, c.RetryOf, c.ChainID, c.UnknownSideEffectRetry = true, 2, "b", "b", true
+	ch.Seed(&c, false)
+	d := writeCall("d", 30, classify.ToolSuccess)
+	d.OutcomeKnown = true
+	ch.Link(&d)
+	if d.RetryOf != "c" || d.Attempt != 3 || !d.UnknownSideEffectRetry {
+		t.Errorf("d: retry_of %q attempt %d unknown %v, want c 3 true", d.RetryOf, d.Attempt, d.UnknownSideEffectRetry)
+	}
+}
