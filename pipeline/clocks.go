@@ -98,7 +98,6 @@ func (m *mergeSet) seedClocks(rec *schema.Exchange) {
 		if !ok || i >= len(rec.MergedOffsetsMS) || math.IsNaN(rec.MergedOffsetsMS[i]) || math.IsInf(rec.MergedOffsetsMS[i], 0) {
 			continue
 		}
-		m.obsKey = append(append(append(m.obsKey[:0], source...), 0), observer...)
-		m.clocks.teach(m.obsKey, time.Duration(rec.MergedOffsetsMS[i]*float64(time.Millisecond)), rec.TS)
+		m.clocks.teach(m.clockKey(source, observer), time.Duration(rec.MergedOffsetsMS[i]*float64(time.Millisecond)), rec.TS)
 	}
 }

@@ -495,8 +495,11 @@ func (m *mergeSet) clockOf(ev *schema.Event) (clock, bool) { return m.clocks.get
 
 // keyOf returns the key of ev's observer's clock, source NUL observer, in
 // a scratch buffer valid until the next call: a lookup allocates nothing.
-func (m *mergeSet) keyOf(ev *schema.Event) []byte {
-	m.obsKey = append(append(append(m.obsKey[:0], ev.Source...), 0), ev.Observer...)
+func (m *mergeSet) keyOf(ev *schema.Event) []byte { return m.clockKey(ev.Source, ev.Observer) }
+
+// clockKey returns the key of an observer's clock, as keyOf does.
+func (m *mergeSet) clockKey(source, observer string) []byte {
+	m.obsKey = append(append(append(m.obsKey[:0], source...), 0), observer...)
 	return m.obsKey
 }
 

@@ -103,20 +103,7 @@ func exchangeColumns(rows []schema.Exchange) ([]any, int) {
 		exchangeID[i], requestEventID[i], responseEventID[i] = e.ExchangeID, e.RequestEventID, e.ResponseEventID
 		ts[i], endTS[i], durationMS[i] = stamp(e.TS), stamp(e.EndTS), e.DurationMS
 		source[i] = enum(sourceEnum, e.Source, &unknown)
-		sources[i] = e.Sources
-		if sources[i] == nil {
-			sources[i] = []string{}
-		}
-		merged[i], mergedObs[i], mergedOffsets[i] = e.MergedEventIDs, e.MergedObservers, e.MergedOffsetsMS
-		if merged[i] == nil {
-			merged[i] = []string{}
-		}
-		if mergedObs[i] == nil {
-			mergedObs[i] = []string{}
-		}
-		if mergedOffsets[i] == nil {
-			mergedOffsets[i] = []float64{}
-		}
+		sources[i], merged[i], mergedObs[i], mergedOffsets[i] = list(e.Sources), list(e.MergedEventIDs), list(e.MergedObservers), list(e.MergedOffsetsMS)
 		oneSided[i], observer[i], server[i], url[i] = e.OneSided, bx.of(e.Observer), bx.of(e.Server), e.URL
 		clientName[i], clientVersion[i], sessionID[i] = bx.of(e.ClientName), bx.of(e.ClientVersion), e.SessionID
 		httpMethod[i], httpStatus[i] = bx.of(e.HTTPMethod), uint16(e.HTTPStatus)
@@ -169,6 +156,14 @@ func (b boxes) of(v string) any {
 	x := any(v)
 	b[v] = x
 	return x
+}
+
+// list is v, or an empty list for nil: an Array column has no NULL.
+func list[T any](v []T) []T {
+	if v == nil {
+		return []T{}
+	}
+	return v
 }
 
 func headers(h map[string]string) map[string]string {

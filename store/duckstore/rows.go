@@ -26,9 +26,10 @@ func nullInt(n classify.NullInt) driver.Value {
 	return n.V
 }
 
-func strs(v []string) []string {
+// list is v, or an empty list for nil: the list columns are NOT NULL.
+func list[T any](v []T) []T {
 	if v == nil {
-		return []string{}
+		return []T{}
 	}
 	return v
 }
@@ -37,7 +38,7 @@ func strs(v []string) []string {
 func exchangeRow(e *schema.Exchange, row []driver.Value) {
 	row[0], row[1], row[2] = e.ExchangeID, e.RequestEventID, e.ResponseEventID
 	row[3], row[4], row[5] = stamp(e.TS), stamp(e.EndTS), e.DurationMS
-	row[6], row[7], row[8] = e.Source, strs(e.Sources), e.OneSided
+	row[6], row[7], row[8] = e.Source, list(e.Sources), e.OneSided
 	row[9], row[10], row[11] = e.Observer, e.Server, e.URL
 	row[12], row[13], row[14] = e.ClientName, e.ClientVersion, e.SessionID
 	row[15], row[16], row[17] = e.HTTPMethod, int32(e.HTTPStatus), int64(e.RequestBytes)
@@ -53,15 +54,7 @@ func exchangeRow(e *schema.Exchange, row []driver.Value) {
 	row[45], row[46], row[47] = e.RetryOf, e.RetryOrigin, e.ChainID
 	row[48], row[49], row[50] = e.UnknownSideEffectRetry, e.Continues, e.ClientOutcome
 	row[51], row[52], row[53] = e.ClientDisagrees, e.NoResponseReason, string(e.Evidence)
-	row[54], row[55], row[56] = strs(e.MergedEventIDs), strs(e.MergedObservers), floats(e.MergedOffsetsMS)
-}
-
-// floats is v, or an empty list for nil (the list columns are NOT NULL).
-func floats(v []float64) []float64 {
-	if v == nil {
-		return []float64{}
-	}
-	return v
+	row[54], row[55], row[56] = list(e.MergedEventIDs), list(e.MergedObservers), list(e.MergedOffsetsMS)
 }
 
 // headerJSON encodes headers as the text of a JSON object (keys sorted),
