@@ -255,7 +255,7 @@ func (c *chains) Link(rec *schema.Exchange) {
 		l := c.lastOf(a, ts)
 		prev, inWindow, prevTS = &l, a, ts
 	}
-	if inWindow != nil && c.isID(inWindow, rec.ExchangeID) {
+	if inWindow != nil && c.isID(inWindow, baseExchangeID(rec.ExchangeID)) {
 		c.again(rec, inWindow)
 		return
 	}
@@ -419,7 +419,8 @@ func (c *chains) isID(a *attempt, id string) bool {
 // newest attempt a, that attempt's chain and leaves the window as it is.
 // It is the same exchange formed again: after a restart from events read
 // again (the store skips the record, its id being stored; the retry chains
-// were seeded with it), or a second view of it after a missed merge.
+// were seeded with it), or a second view of it after a missed merge (its
+// id is the first's with the suffix of apartExchangeID).
 // Linked as a new attempt it would be a retry of itself, and the call's
 // next real attempt would count one too many.
 func (c *chains) again(rec *schema.Exchange, a *attempt) {

@@ -41,6 +41,10 @@ type group struct {
 	// messages, and clients.Identify must see it first).
 	session hkey
 	init    bool
+	// apart says the group's first view was read after another kind of
+	// observer's view of its exchange (by exchange_id) was released: its
+	// record takes an id of its own (apartExchangeID).
+	apart bool
 	// wire is, for a cancel that names no client, the calls it may name
 	// by transport (cancelwire.go); wiredBy is, for such a call, the
 	// first cancel that may name it.
@@ -214,6 +218,7 @@ func (m *mergeSet) requestKey(o *observation) (key hkey, cancels bool) {
 // view held for by a slower stream does not count as late.
 func (m *mergeSet) add(o *observation, h *groupHeap, now time.Time) {
 	var idKey hkey
+	apart := false
 	if id := o.first().ExchangeID; id != "" {
 		idKey = m.h.of("e", id)
 	}
@@ -222,7 +227,7 @@ func (m *mergeSet) add(o *observation, h *groupHeap, now time.Time) {
 	var g *group
 	if idKey != (hkey{}) {
 		if g = m.byID[idKey]; g == nil {
-			m.missed(idKey, o, now)
+			apart = m.missed(idKey, o, now)
 		}
 	}
 	if g == nil || g.hasObserver(o) || !m.idFits(g, o) {
@@ -257,7 +262,7 @@ func (m *mergeSet) add(o *observation, h *groupHeap, now time.Time) {
 	m.seq++
 	m.n++
 	due := m.due(o)
-	g = &group{ts: o.ts, due: due, seq: m.seq, heap: h}
+	g = &group{ts: o.ts, due: due, seq: m.seq, heap: h, apart: apart}
 	g.keys = g.keys3[:0]
 	g.obs1[0] = o
 	g.obs = g.obs1[:]
@@ -763,6 +768,9 @@ func (g *group) record() (schema.Exchange, schema.Body) {
 	var rec schema.Exchange
 	rec.Result = p.result
 	rec.ExchangeID = exchangeID(first)
+	if g.apart && first.ExchangeID == g.obs[0].first().ExchangeID {
+		rec.ExchangeID = apartExchangeID(first)
+	}
 	rec.TS = p.ts
 	rec.NoResponseReason = p.reason
 	for _, o := range obs {

@@ -131,6 +131,39 @@ func exchangeID(ev *schema.Event) string {
 	if ev.ExchangeID != "" {
 		return ev.ExchangeID
 	}
-	sum := sha256.Sum256([]byte(ev.Kind + "\x00" + ev.EventID))
+	sum := eventSum(ev)
 	return "x-" + hex.EncodeToString(sum[:12])
+}
+
+// apartExchangeID is the id of a record whose view missed its merge: the
+// logger's exchange_id was already given to another observer's view of
+// the exchange, released before this one was read. Under the same id one
+// of the two would be lost, since a store keeps an exchange id once (a
+// replay's copy); the suffix, derived from the view's own event, keeps
+// both, and a replay derives the same id again.
+func apartExchangeID(ev *schema.Event) string {
+	sum := eventSum(ev)
+	return ev.ExchangeID + "~" + hex.EncodeToString(sum[:6])
+}
+
+// apartSuffixLen is the length of the suffix apartExchangeID appends.
+const apartSuffixLen = 1 + 12
+
+// baseExchangeID is id without the suffix of apartExchangeID: the id of
+// the exchange a missed view's record is a view of.
+func baseExchangeID(id string) string {
+	i := len(id) - apartSuffixLen
+	if i <= 0 || id[i] != '~' {
+		return id
+	}
+	for _, c := range []byte(id[i+1:]) {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return id
+		}
+	}
+	return id[:i]
+}
+
+func eventSum(ev *schema.Event) [32]byte {
+	return sha256.Sum256([]byte(ev.Kind + "\x00" + ev.EventID))
 }

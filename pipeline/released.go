@@ -17,11 +17,17 @@ import "time"
 //     view released alone before its gateway view was read: no merge ever
 //     taught the clock, and none of its views merged.
 //
+//   - that its exchange_id is taken. The late view comes out as a record
+//     of its own, and under the same id a store would keep only one of
+//     the two (it keeps an exchange id once: a replay's copy), often
+//     dropping the gateway's: the late view's record takes an id of its
+//     own (apartExchangeID).
+//
 // Only groups with an exchange_id can be matched after release. They are
-// kept for Lateness (as long as a miss can still be waited out), a lone
-// view of an untaught clock for the pair window: at 1,000 exchanges/s about
-// 5,000 entries of about 80 bytes (an untaught view also its clock key),
-// at most maxReleased.
+// kept for the pair window (a view later than that has lost its request
+// too), but only a view read within Lateness of the release asks for an
+// extra wait: at 1,000 exchanges/s about 60,000 entries of about 80 bytes
+// (an untaught view also its clock key), at most maxReleased.
 
 // released is what is kept of one released group, by exchange id. It
 // holds no pointer, so the collector does not scan the set's map; times
@@ -37,12 +43,11 @@ type released struct {
 }
 
 // releasedSet holds the released groups by exchange id, and their keys in
-// release order in two queues: short ones kept for Lateness, untaught
-// views for the pair window. Expiry is O(1) amortised.
+// release order. Expiry is O(1) amortised.
 type releasedSet struct {
-	byID        map[hkey]released
-	clocks      map[hkey]string // an untaught view's clock key (source NUL observer), by id
-	short, long releasedQueue
+	byID   map[hkey]released
+	clocks map[hkey]string // an untaught view's clock key (source NUL observer), by id
+	queue  releasedQueue
 }
 
 func newReleasedSet() releasedSet {
@@ -114,11 +119,7 @@ func (m *mergeSet) remember(g *group, at time.Time) {
 		delete(m.released.clocks, id)
 	}
 	m.released.byID[id] = r
-	if r.untaught {
-		m.released.long.push(id, r.at)
-	} else {
-		m.released.short.push(id, r.at)
-	}
+	m.released.queue.push(id, r.at)
 }
 
 // forget drops what is kept of the group released under id.
@@ -129,30 +130,29 @@ func (s *releasedSet) forget(id hkey, r released) {
 	}
 }
 
-// expireReleased forgets what is kept past its time at event time wm:
-// a group after Lateness, an untaught view after the pair window.
+// expireReleased forgets, at event time wm, the groups released more than
+// the pair window before.
 func (m *mergeSet) expireReleased(wm time.Time) {
 	s := &m.released
-	if s.short.head == len(s.short.keys) && s.long.head == len(s.long.keys) {
+	if s.queue.head == len(s.queue.keys) {
 		return
 	}
-	s.short.expire(s, wm.Add(-m.maxLag).UnixNano())
-	s.long.expire(s, wm.Add(-m.pairWindow).UnixNano())
+	s.queue.expire(s, wm.Add(-m.pairWindow).UnixNano())
 }
 
 // missed learns from o, a view of an exchange (by id) that was already
 // released when o was read at event time now: by how much it missed,
 // and, when the released view's clock was untaught and o is a more
-// trusted view, that clock. A view of the same kind of observer is not a
-// miss (a re-send under the same id).
-func (m *mergeSet) missed(id hkey, o *observation, now time.Time) {
+// trusted view, that clock. It says whether o missed: a view of the same
+// kind of observer is not a miss (a re-send under the same id).
+func (m *mergeSet) missed(id hkey, o *observation, now time.Time) bool {
 	r, ok := m.released.byID[id]
 	if !ok {
-		return
+		return false
 	}
 	rank := int8(observerRank(o.source())) //nolint:gosec // G115: below 10
 	if rank == r.rank {
-		return
+		return false
 	}
 	clock := m.released.clocks[id]
 	m.released.forget(id, r)
@@ -161,11 +161,15 @@ func (m *mergeSet) missed(id hkey, o *observation, now time.Time) {
 		if rank < r.rank {
 			m.clocks.teach([]byte(clock), time.Unix(0, r.ts).Sub(m.onRefClock(o, o.ts)), now)
 		}
-		return // its due was on an untaught clock: not a measure of lateness
+		return true // its due was on an untaught clock: not a measure of lateness
+	}
+	if now.UnixNano()-r.at > int64(m.maxLag) {
+		return true // no wait up to Lateness would have merged it
 	}
 	if by := time.Duration(now.UnixNano() - r.due); by > 0 {
 		m.joinedLate(by, now)
 	}
+	return true
 }
 
 // joinedLate notes a view read by event time past the end of its group's

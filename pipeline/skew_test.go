@@ -1,8 +1,10 @@
 package pipeline
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -254,10 +256,10 @@ func TestRefTSOnlyHoldsEventTimeBack(t *testing.T) {
 	}
 }
 
-// TestReleasedExpire: a released group is kept Lateness of event time, a
-// lone view of an untaught clock the pair window, then they go and the
-// keys passed are compacted away; without a gateway ever seen no view is
-// kept as untaught, as nothing could teach it.
+// TestReleasedExpire: a released group is kept the pair window of event
+// time, then it goes and the keys passed are compacted away; without a
+// gateway ever seen no view is kept as untaught, as nothing could teach
+// it.
 func TestReleasedExpire(t *testing.T) {
 	m := newMergeSet(2 * time.Second)
 	m.pairWindow, m.maxLag = time.Minute, 5*time.Second
@@ -271,34 +273,31 @@ func TestReleasedExpire(t *testing.T) {
 	}
 	released := func(i int) time.Time { return at.Add(time.Duration(i)*time.Millisecond + 2*time.Second) }
 	m.remember(view(-1, "client"), released(-1))
-	if len(m.released.long.keys) != 0 || len(m.released.short.keys) != 1 {
-		t.Fatalf("kept %d untaught views before any gateway view", len(m.released.long.keys))
+	if len(m.released.clocks) != 0 || len(m.released.queue.keys) != 1 {
+		t.Fatalf("kept %d untaught views before any gateway view", len(m.released.clocks))
 	}
 	m.gateways = true
-	for i := range 10_000 { // 10 s of each
+	for i := range 10_000 { // 20 s of releases, half of them untaught client views
 		m.remember(view(2*i, "client"), released(2*i))
 		m.remember(view(2*i+1, "gateway"), released(2*i+1))
 	}
 	for _, c := range []struct {
-		wm          time.Duration // after the first release
-		short, long int
+		wm         time.Duration // after the first release
+		kept, lone int
 	}{
-		{5 * time.Second, 10_000, 10_000},
-		{10 * time.Second, 7_500, 10_000},
-		{25 * time.Second, 0, 10_000},
-		{70 * time.Second, 0, 5_000},
+		{5 * time.Second, 20_001, 10_000},
+		{25 * time.Second, 20_001, 10_000},
+		{70 * time.Second, 10_000, 5_000},
 		{81 * time.Second, 0, 0},
 	} {
 		m.expireReleased(released(0).Add(c.wm))
-		short := len(m.released.short.keys) - m.released.short.head
-		long := len(m.released.long.keys) - m.released.long.head
-		if short != c.short || long != c.long || len(m.released.byID) != c.short+c.long {
-			t.Errorf("%v on: %d groups and %d untaught views kept (%d by id), want %d and %d",
-				c.wm, short, long, len(m.released.byID), c.short, c.long)
+		kept := len(m.released.queue.keys) - m.released.queue.head
+		if kept != c.kept || len(m.released.byID) != c.kept || len(m.released.clocks) != c.lone {
+			t.Errorf("%v on: %d groups kept (%d by id, %d untaught), want %d (%d untaught)",
+				c.wm, kept, len(m.released.byID), len(m.released.clocks), c.kept, c.lone)
 		}
-		if len(m.released.short.keys) > 2*max(short, 1) || len(m.released.long.keys) > 2*max(long, 1) {
-			t.Errorf("%v on: queues of %d and %d keys for %d and %d kept", c.wm,
-				len(m.released.short.keys), len(m.released.long.keys), short, long)
+		if len(m.released.queue.keys) > 2*max(kept, 1) {
+			t.Errorf("%v on: a queue of %d keys for %d kept", c.wm, len(m.released.queue.keys), kept)
 		}
 	}
 }
@@ -331,5 +330,90 @@ func TestExtraWaitFades(t *testing.T) {
 	m.joinedLate(time.Minute, at)
 	if got := m.extraWait(at); got != 5*time.Second {
 		t.Errorf("a minute late: %v, want Lateness", got)
+	}
+}
+
+// TestMissedViewKeepsItsOwnRecord: the client's view of an exchange read
+// long after the gateway's view of it was released (a shipper that
+// batches) misses its merge. Both carry the logger's exchange_id; the
+// late one takes an id of its own, derived from its event, since a store
+// keeps an exchange id once (a replay's copy) and would drop it: the
+// gateway's record when the client's came out first. Read again, the
+// same lines give the same ids. Before 2026-12-06 both records had the
+// same id: 40 views of 30,000 calls were lost so on
+// TestKillsPastTheWindows's load, uninterrupted. The late view is the
+// same call, not a retry of it: it joins the gateway record's chain
+// without retry_of (the call failed, so a re-send would be linked).
+func TestMissedViewKeepsItsOwnRecord(t *testing.T) {
+	base := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	line := func(kind, source, id, xid string, ts time.Time) Message {
+		body := `"request_body":"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"t\"}}"`
+		if kind == "response" {
+			body = `"http.status":200,"response_body":"{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"content\":[]}}"`
+			if xid == "x-late" {
+				body = `"http.status":200,"response_body":"{\"jsonrpc\":\"2.0\",\"id\":7,\"error\":{\"code\":-32603,\"message\":\"boom\"}}"`
+			}
+		}
+		return Message{Value: fmt.Appendf(nil, `{"v":1,"kind":%q,"event_id":%q,"source":%q,"observer":"%s-1","server":"srv","session_id":"s-%s","exchange_id":%q,"ts":%q,"http.method":"POST",%s}`,
+			kind, id, source, source, xid, xid, ts.Format(time.RFC3339Nano), body)}
+	}
+	var msgs []Message
+	add := func(m Message) {
+		m.Pos = Position{Stream: "f", Offset: int64(len(msgs))}
+		msgs = append(msgs, m)
+	}
+	add(line("request", "gateway", "gw-q", "x-late", base))
+	add(line("response", "gateway", "gw-r", "x-late", base.Add(20*time.Millisecond)))
+	for i := range 200 { // 20 s of other exchanges: the gateway's view is released
+		ts := base.Add(time.Duration(i+1) * 100 * time.Millisecond)
+		xid := "x-" + strconv.Itoa(i)
+		add(line("request", "gateway", xid+"-q", xid, ts))
+		add(line("response", "gateway", xid+"-r", xid, ts.Add(5*time.Millisecond)))
+	}
+	add(line("request", "client", "cli-q", "x-late", base.Add(5*time.Millisecond)))
+	add(line("response", "client", "cli-r", "x-late", base.Add(30*time.Millisecond)))
+
+	var recs map[string]schema.Exchange
+	ids := func() map[string]string {
+		byEvent := map[string]string{}
+		recs = map[string]schema.Exchange{}
+		for _, x := range runMessages(t, msgs) {
+			byEvent[x.RequestEventID] = x.ExchangeID
+			recs[x.RequestEventID] = x
+		}
+		return byEvent
+	}
+	first := ids()
+	if c := recs["cli-q"]; c.RetryOf != "" || c.ChainID != "x-late" || c.Attempt != 1 {
+		t.Errorf("the client's late view: retry_of %q, chain %q, attempt %d; want the gateway record's chain x-late, attempt 1, no retry_of",
+			c.RetryOf, c.ChainID, c.Attempt)
+	}
+	gw, cli := first["gw-q"], first["cli-q"]
+	if gw != "x-late" {
+		t.Errorf("the gateway's record has id %q, want the logger's x-late", gw)
+	}
+	if cli == "" || cli == gw || !strings.HasPrefix(cli, "x-late~") {
+		t.Errorf("the client's late view has id %q, want one of its own derived from x-late", cli)
+	}
+	if again := ids(); again["cli-q"] != cli || again["gw-q"] != gw {
+		t.Errorf("read again: ids %q and %q, first %q and %q", again["gw-q"], again["cli-q"], gw, cli)
+	}
+}
+
+// TestBaseExchangeID: the id of a missed view's record names its
+// exchange's id again; any other id is its own.
+func TestBaseExchangeID(t *testing.T) {
+	ev := &schema.Event{Kind: schema.KindRequest, EventID: "e1", ExchangeID: "x-1"}
+	for id, want := range map[string]string{
+		apartExchangeID(ev): "x-1",
+		"x-1":               "x-1",
+		"~0123456789ab":     "~0123456789ab", // nothing before the suffix
+		"a~0123456789AB":    "a~0123456789AB",
+		"a~0123456789a":     "a~0123456789a",
+		"a-0123456789ab":    "a-0123456789ab",
+	} {
+		if got := baseExchangeID(id); got != want {
+			t.Errorf("baseExchangeID(%q) = %q, want %q", id, got, want)
+		}
 	}
 }
