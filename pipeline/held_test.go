@@ -117,3 +117,42 @@ func TestResumeReadsHeldEventsAgain(t *testing.T) {
 		t.Errorf("Reread = %d, want 2 (offsets 10 and 11 are past the mark)", got)
 	}
 }
+
+// TestResumeKeepsMergeLag: the extra wait the merges learned goes into
+// every mark the state writes, and a restart waits as long again, from
+// the newest of its streams' marks, rather than starting without one and
+// releasing apart the views an uninterrupted run merges
+// (TestKillsWithClocksFurtherOff).
+func TestResumeKeepsMergeLag(t *testing.T) {
+	at := time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)
+	sink := newMemStateSink()
+	sink.marks["a/0"] = schema.StreamMark{Stream: "a/0", Topic: "a", Next: 10, Low: 10, MaxTS: at, MergeLag: time.Second, MergeLagAt: at.Add(-time.Minute)}
+	sink.marks["a/1"] = schema.StreamMark{Stream: "a/1", Topic: "a", Partition: 1, Next: 4, Low: 4, MaxTS: at, MergeLag: 3 * time.Second, MergeLagAt: at}
+	sink.marks["a/2"] = schema.StreamMark{Stream: "a/2", Topic: "a", Partition: 2, Next: 4, Low: 4, MaxTS: at} // none learned
+	e, err := New(testConfig(), Deps{Source: newSliceSource("unused", nil), Sink: sink, Logger: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.resume(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	m := &e.corr.merging
+	if got := m.extraWait(at); got != 3*time.Second {
+		t.Errorf("resumed extra wait %v, want the newest mark's 3s", got)
+	}
+	if got := m.extraWait(at.Add(lagFade / 2)); got != 1500*time.Millisecond {
+		t.Errorf("resumed extra wait %v half of lagFade on, want it faded to 1.5s", got)
+	}
+	m.joinedLate(4*time.Second, at.Add(time.Second)) // learned after the restart: 4.5 s
+	e.corr.resume(Position{Stream: "a/0", Topic: "a"}, at.Add(time.Second))
+	delete(e.marked, "a/0") // as if read since: its mark is written again
+	e.collectState(false)
+	if len(e.state.Streams) == 0 {
+		t.Fatal("no mark written")
+	}
+	for _, mk := range e.state.Streams {
+		if mk.MergeLag != 4500*time.Millisecond || !mk.MergeLagAt.Equal(at.Add(time.Second)) {
+			t.Errorf("mark of %s: merge lag %v at %v, want 4.5s at %v", mk.Stream, mk.MergeLag, mk.MergeLagAt, at.Add(time.Second))
+		}
+	}
+}

@@ -180,6 +180,25 @@ func (m *mergeSet) joinedLate(by time.Duration, now time.Time) {
 	m.lagAt = now
 }
 
+// lagState is the extra wait learned, as the state keeps it: zero when
+// none is (or it faded).
+func (m *mergeSet) lagState() (time.Duration, time.Time) {
+	if m.lag <= 0 {
+		return 0, time.Time{}
+	}
+	return m.lag, m.lagAt
+}
+
+// resumeLag takes back an extra wait a stream's mark kept (lagState),
+// unless a newer one is known: the newest of the marks' is the merge
+// set's as of the last stored batch.
+func (m *mergeSet) resumeLag(lag time.Duration, at time.Time) {
+	if lag <= 0 || at.IsZero() || !at.After(m.lagAt) && m.lag > 0 {
+		return
+	}
+	m.lag, m.lagAt = min(lag, m.maxLag), at
+}
+
 // extraWait is how much longer than its own wait a group waits at event
 // time now: the last late view's lateness, fading over lagFade.
 func (m *mergeSet) extraWait(now time.Time) time.Duration {

@@ -192,9 +192,11 @@ func (e *Engine) collectState(final bool) []Position {
 		if !ok {
 			low = next
 		}
-		e.state.Streams = append(e.state.Streams, schema.StreamMark{
+		mark := schema.StreamMark{
 			Stream: name, Topic: st.pos.Topic, Partition: st.pos.Partition, Next: next, Low: low, MaxTS: st.maxTS, Held: h,
-		})
+		}
+		mark.MergeLag, mark.MergeLagAt = e.corr.merging.lagState()
+		e.state.Streams = append(e.state.Streams, mark)
 	}
 	return saved
 }
@@ -258,6 +260,7 @@ func (e *Engine) resume(ctx context.Context, streams []string) error {
 			maxTS = time.Time{}
 		}
 		e.corr.resume(pos, maxTS)
+		e.corr.merging.resumeLag(s.Mark.MergeLag, s.Mark.MergeLagAt)
 		slices.SortFunc(s.Saved, func(a, b schema.SavedEvent) int { return int(a.Offset - b.Offset) })
 		for _, sv := range s.Saved {
 			ev, err := decodeSaved(sv.Data)

@@ -46,6 +46,23 @@ type StreamMark struct {
 	// the committed offset back, and a restart reads them again instead
 	// of skipping them (pipeline.Config.StateHold).
 	Held []int64
+	// MergeLag is the extra wait the merges had learned when the mark was
+	// written (views joining their exchange late), as of event time
+	// MergeLagAt; it fades over ten minutes of event time. The merge set's
+	// alone, the same in every stream's mark of a batch: a restart waits
+	// as long again, instead of releasing views apart that an
+	// uninterrupted run would have merged. Zero when none was learned.
+	MergeLag   time.Duration
+	MergeLagAt time.Time
+}
+
+// MergeLagOf is a stored mark's MergeLag and MergeLagAt from their
+// nanoseconds (0: none learned).
+func MergeLagOf(lagNS, atNS int64) (time.Duration, time.Time) {
+	if lagNS <= 0 || atNS == 0 {
+		return 0, time.Time{}
+	}
+	return time.Duration(lagNS), time.Unix(0, atNS).UTC()
 }
 
 // EventRef names a saved event by where it was read and its event id (a

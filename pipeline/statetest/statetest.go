@@ -208,7 +208,8 @@ func ReleasesOneEventOfAMessage(t *testing.T, st Store) {
 
 // KeepsHeldOffsets: a mark's held offsets come back as written, those of
 // the newest mark of a stream when its offset did not move, and none once
-// a mark holds none.
+// a mark holds none; the merges' extra wait comes back as the newest mark
+// learned it.
 func KeepsHeldOffsets(t *testing.T, st Store) {
 	ctx := context.Background()
 	store := st.Open(t)
@@ -223,10 +224,16 @@ func KeepsHeldOffsets(t *testing.T, st Store) {
 		if len(state) != 1 || state[0].Mark.Next != want.Next || !slices.Equal(state[0].Mark.Held, want.Held) {
 			t.Errorf("state %+v, want %s at %d holding %v", state, want.Stream, want.Next, want.Held)
 		}
+		if len(state) == 1 && (state[0].Mark.MergeLag != want.MergeLag || !state[0].Mark.MergeLagAt.Equal(want.MergeLagAt)) {
+			t.Errorf("merge lag %v at %v, want %v at %v", state[0].Mark.MergeLag, state[0].Mark.MergeLagAt, want.MergeLag, want.MergeLagAt)
+		}
 	}
-	mark := schema.StreamMark{Stream: "mcp/3", Topic: "mcp", Partition: 3, Next: 10, Low: 10, MaxTS: ts, Held: []int64{3, 8, 1 << 40}}
-	for i, m := range []schema.StreamMark{mark, {Stream: "mcp/3", Topic: "mcp", Partition: 3, Next: 10, Low: 10, MaxTS: ts, Held: []int64{8}},
-		{Stream: "mcp/3", Topic: "mcp", Partition: 3, Next: 12, Low: 12, MaxTS: ts}} {
+	lagAt := ts.Add(-time.Minute).Add(123 * time.Nanosecond)
+	mark := schema.StreamMark{Stream: "mcp/3", Topic: "mcp", Partition: 3, Next: 10, Low: 10, MaxTS: ts, Held: []int64{3, 8, 1 << 40},
+		MergeLag: 1500 * time.Millisecond, MergeLagAt: lagAt}
+	for i, m := range []schema.StreamMark{mark, {Stream: "mcp/3", Topic: "mcp", Partition: 3, Next: 10, Low: 10, MaxTS: ts, Held: []int64{8},
+		MergeLag: 700 * time.Millisecond, MergeLagAt: lagAt.Add(time.Second)},
+		{Stream: "mcp/3", Topic: "mcp", Partition: 3, Next: 12, Low: 12, MaxTS: ts, MergeLag: 700 * time.Millisecond, MergeLagAt: lagAt.Add(time.Second)}} {
 		// Apart in time: a store that keeps every mark orders those of
 		// one offset by when they were written (to the millisecond).
 		time.Sleep(5 * time.Millisecond)

@@ -201,3 +201,8 @@ ALTER TABLE mcplens.exchanges  ADD COLUMN IF NOT EXISTS merged_observers Array(L
 
 ALTER TABLE mcplens.exchanges  ADD COLUMN IF NOT EXISTS merged_offsets_ms Array(Float64) DEFAULT [];
 
+-- migration ingest_merge_lag
+ALTER TABLE mcplens.ingest_streams  ADD COLUMN IF NOT EXISTS merge_lag_ns Int64 DEFAULT 0 AFTER held;
+
+ALTER TABLE mcplens.ingest_streams  ADD COLUMN IF NOT EXISTS merge_lag_at_ns Int64 DEFAULT 0 AFTER merge_lag_ns;
+

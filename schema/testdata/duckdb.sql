@@ -170,3 +170,8 @@ ALTER TABLE exchanges ALTER COLUMN merged_observers SET NOT NULL;
 
 ALTER TABLE exchanges ALTER COLUMN merged_offsets_ms SET NOT NULL;
 
+-- migration ingest_merge_lag
+ALTER TABLE ingest_streams ADD COLUMN IF NOT EXISTS merge_lag_ns BIGINT DEFAULT 0;
+
+ALTER TABLE ingest_streams ADD COLUMN IF NOT EXISTS merge_lag_at_ns BIGINT DEFAULT 0;
+

@@ -38,7 +38,7 @@ const halfSpan = 15 * time.Minute
 
 // State columns, in the order of the inserts (defaults fill written_at).
 var (
-	streamColumns   = []string{"stream", "topic", "part", "next_offset", "low_offset", "max_ts_ns", "held"}
+	streamColumns   = []string{"stream", "topic", "part", "next_offset", "low_offset", "max_ts_ns", "held", "merge_lag_ns", "merge_lag_at_ns"}
 	intentColumns   = []string{"stream", "topic", "part", "next_offset"}
 	waitingColumns  = []string{"stream", "stream_offset", "event_id", "ts", "event"}
 	releasedColumns = []string{"stream", "stream_offset", "event_id"}
@@ -66,8 +66,8 @@ func (s *Store) LoadState(ctx context.Context, streams []string) ([]schema.Strea
 	for rows.Next() {
 		var m schema.StreamMark
 		var part int32
-		var maxNS int64
-		if err := rows.Scan(&m.Stream, &m.Topic, &part, &m.Next, &m.Low, &maxNS, &m.Held); err != nil {
+		var maxNS, lagNS, lagAtNS int64
+		if err := rows.Scan(&m.Stream, &m.Topic, &part, &m.Next, &m.Low, &maxNS, &m.Held, &lagNS, &lagAtNS); err != nil {
 			return nil, fmt.Errorf("load ingest marks: %w", err)
 		}
 		if len(m.Held) == 0 {
@@ -77,6 +77,7 @@ func (s *Store) LoadState(ctx context.Context, streams []string) ([]schema.Strea
 		if maxNS != 0 {
 			m.MaxTS = time.Unix(0, maxNS).UTC()
 		}
+		m.MergeLag, m.MergeLagAt = schema.MergeLagOf(lagNS, lagAtNS)
 		out = append(out, schema.StreamState{Mark: m})
 	}
 	if err := rows.Err(); err != nil {
@@ -278,7 +279,12 @@ func streamColumnsOf(rows []schema.StreamMark) []any {
 	stream, topic, part := make([]string, n), make([]string, n), make([]int32, n)
 	next, low, maxTS := make([]int64, n), make([]int64, n), make([]int64, n)
 	held := make([][]int64, n)
+	lag, lagAt := make([]int64, n), make([]int64, n)
 	for i, m := range rows {
+		lag[i] = int64(m.MergeLag)
+		if !m.MergeLagAt.IsZero() {
+			lagAt[i] = m.MergeLagAt.UnixNano()
+		}
 		stream[i], topic[i], part[i], next[i], low[i] = m.Stream, m.Topic, int32(m.Partition), m.Next, m.Low //nolint:gosec // G115: Kafka partitions are int32
 		if !m.MaxTS.IsZero() {
 			maxTS[i] = m.MaxTS.UnixNano()
@@ -288,7 +294,7 @@ func streamColumnsOf(rows []schema.StreamMark) []any {
 			held[i] = []int64{}
 		}
 	}
-	return []any{stream, topic, part, next, low, maxTS, held}
+	return []any{stream, topic, part, next, low, maxTS, held, lag, lagAt}
 }
 
 // withoutStoredHalves returns b less its halves (an orphan response, a

@@ -38,9 +38,9 @@ func (s *Store) loadState(ctx context.Context) ([]schema.StreamState, error) {
 	for rows.Next() {
 		var m schema.StreamMark
 		var part int32
-		var maxNS int64
+		var maxNS, lagNS, lagAtNS int64
 		var held []any
-		if err := rows.Scan(&m.Stream, &m.Topic, &part, &m.Next, &maxNS, &held); err != nil {
+		if err := rows.Scan(&m.Stream, &m.Topic, &part, &m.Next, &maxNS, &held, &lagNS, &lagAtNS); err != nil {
 			return nil, fmt.Errorf("load ingest streams of %q: %w", s.path, err)
 		}
 		m.Partition = int(part)
@@ -54,6 +54,7 @@ func (s *Store) loadState(ctx context.Context) ([]schema.StreamState, error) {
 		if maxNS != 0 {
 			m.MaxTS = time.Unix(0, maxNS).UTC()
 		}
+		m.MergeLag, m.MergeLagAt = schema.MergeLagOf(lagNS, lagAtNS)
 		at[m.Stream] = len(out)
 		out = append(out, schema.StreamState{Mark: m})
 	}
