@@ -140,7 +140,9 @@ func New(cfg Config, d Deps) (*Engine, error) {
 // holds (the last chain window of them), so that a restarted ingester
 // links retries whose earlier attempt was stored before the restart, and
 // deduplication with the events of the views merged into them, and the
-// merge set with the clocks of those views.
+// merge set with the clocks of those views and with the exchanges a view
+// read after the restart may have missed (so that it takes an id of its
+// own, as for an uninterrupted run).
 func (e *Engine) Seed(recs []schema.Exchange, anns []schema.ToolAnnotation) {
 	for _, a := range anns {
 		e.ann.Set(a)
@@ -170,6 +172,7 @@ func (e *Engine) Seed(recs []schema.Exchange, anns []schema.ToolAnnotation) {
 			e.dedupe.Seen(id, rec.TS)
 		}
 		e.corr.merging.seedClocks(&rec)
+		e.corr.merging.seedReleased(&rec, newest)
 		ahead := rec.RetryOf != "" && !stored[rec.RetryOf] && rec.TS.Sub(windowStart) > c.PairWindow+c.MergeWindow+c.Lateness
 		e.chains.Seed(&rec, ahead)
 	}

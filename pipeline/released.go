@@ -1,6 +1,10 @@
 package pipeline
 
-import "time"
+import (
+	"time"
+
+	"github.com/mcplens/mcplens/schema"
+)
 
 // What the merge set keeps of the exchanges it released, to learn from a
 // view that arrives after its exchange was released (a missed merge):
@@ -118,6 +122,35 @@ func (m *mergeSet) remember(g *group, at time.Time) {
 	if old, ok := m.released.byID[id]; ok && old.untaught && !r.untaught {
 		delete(m.released.clocks, id)
 	}
+	m.released.byID[id] = r
+	m.released.queue.push(id, r.at)
+}
+
+// seedReleased remembers rec, a record a restart was seeded with, as the
+// released set remembered its group before the restart: a view of its
+// exchange by another kind of observer, read after the restart, missed
+// its merge, as it did for an uninterrupted run, and takes an id of its
+// own instead of rec's (under which the store would drop it, taking it
+// for a replay's copy). Only a record within the pair window of newest,
+// the seed's newest, can still be missed; its release is taken as its
+// merge window's end.
+func (m *mergeSet) seedReleased(rec *schema.Exchange, newest time.Time) {
+	if m.maxLag <= 0 || len(m.released.byID) >= maxReleased || rec.ExchangeID == "" {
+		return
+	}
+	due := later(rec.EndTS, rec.TS).Add(m.window)
+	if due.Before(newest.Add(-m.pairWindow)) {
+		return
+	}
+	id := m.h.of("e", baseExchangeID(rec.ExchangeID))
+	if _, ok := m.released.byID[id]; ok {
+		return
+	}
+	rank := 2
+	for _, s := range rec.Sources {
+		rank = min(rank, observerRank(s))
+	}
+	r := released{at: due.UnixNano(), due: due.UnixNano(), rank: int8(rank)} //nolint:gosec // G115: below 10
 	m.released.byID[id] = r
 	m.released.queue.push(id, r.at)
 }

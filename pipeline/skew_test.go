@@ -1,12 +1,15 @@
 package pipeline
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rs/zerolog"
 
 	"github.com/mcplens/mcplens/internal/loadgen"
 	"github.com/mcplens/mcplens/schema"
@@ -397,6 +400,35 @@ func TestMissedViewKeepsItsOwnRecord(t *testing.T) {
 	}
 	if again := ids(); again["cli-q"] != cli || again["gw-q"] != gw {
 		t.Errorf("read again: ids %q and %q, first %q and %q", again["gw-q"], again["cli-q"], gw, cli)
+	}
+
+	// After a restart: the gateway's record was stored before it, the
+	// client's view is read after it. Seeded with the stored records (as
+	// cmd/ingest seeds from the chain window), the engine takes the view
+	// for the miss it is; unseeded it gives it the stored record's id.
+	stored := runMessages(t, msgs[:len(msgs)-2])
+	for _, seeded := range []bool{false, true} {
+		sink := &memSink{}
+		e, err := New(testConfig(), Deps{Source: &sliceSource{msgs: msgs[len(msgs)-2:], committed: map[string]int64{}}, Sink: sink,
+			Logger: zerolog.Nop(), Now: func() time.Time { return time.Unix(0, 0).UTC() }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seeded {
+			e.Seed(stored, nil)
+		}
+		if err := e.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if len(sink.exchanges) != 1 {
+			t.Fatalf("seeded %v: %d records of the client's view", seeded, len(sink.exchanges))
+		}
+		switch id := sink.exchanges[0].ExchangeID; {
+		case seeded && id != cli:
+			t.Errorf("after a restart the client's view has id %q, want %q as uninterrupted", id, cli)
+		case !seeded && id != "x-late":
+			t.Errorf("unseeded the client's view has id %q; the test proves nothing", id)
+		}
 	}
 }
 
