@@ -347,21 +347,15 @@ func TestSeedRemembersMergedViews(t *testing.T) {
 		t.Fatalf("%d of %d records merged a client view, want most", merged, len(first))
 	}
 	for _, seeded := range []bool{false, true} {
-		sink := &memSink{}
-		e, err := New(testConfig(), Deps{Source: &sliceSource{msgs: again, committed: map[string]int64{}}, Sink: sink, Logger: zerolog.Nop(), Now: func() time.Time { return time.Unix(0, 0).UTC() }})
-		if err != nil {
-			t.Fatal(err)
-		}
+		var seed []schema.Exchange
 		if seeded {
-			e.Seed(first, nil)
+			seed = first
 		}
-		if err := e.Run(context.Background()); err != nil {
-			t.Fatal(err)
-		}
+		got := runSeeded(t, again, seed)
 		switch {
-		case seeded && len(sink.exchanges) > 0:
-			t.Errorf("seeded: %d of %d re-sent client lines stored again, e.g. %s", len(sink.exchanges), len(again), sink.exchanges[0].ExchangeID)
-		case !seeded && len(sink.exchanges) == 0:
+		case seeded && len(got) > 0:
+			t.Errorf("seeded: %d of %d re-sent client lines stored again, e.g. %s", len(got), len(again), got[0].ExchangeID)
+		case !seeded && len(got) == 0:
 			t.Error("unseeded: no re-sent client line stored; the test proves nothing")
 		}
 	}

@@ -1,15 +1,12 @@
 package pipeline
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/rs/zerolog"
 
 	"github.com/mcplens/mcplens/internal/loadgen"
 	"github.com/mcplens/mcplens/schema"
@@ -408,22 +405,15 @@ func TestMissedViewKeepsItsOwnRecord(t *testing.T) {
 	// for the miss it is; unseeded it gives it the stored record's id.
 	stored := runMessages(t, msgs[:len(msgs)-2])
 	for _, seeded := range []bool{false, true} {
-		sink := &memSink{}
-		e, err := New(testConfig(), Deps{Source: &sliceSource{msgs: msgs[len(msgs)-2:], committed: map[string]int64{}}, Sink: sink,
-			Logger: zerolog.Nop(), Now: func() time.Time { return time.Unix(0, 0).UTC() }})
-		if err != nil {
-			t.Fatal(err)
-		}
+		var seed []schema.Exchange
 		if seeded {
-			e.Seed(stored, nil)
+			seed = stored
 		}
-		if err := e.Run(context.Background()); err != nil {
-			t.Fatal(err)
+		got := runSeeded(t, msgs[len(msgs)-2:], seed)
+		if len(got) != 1 {
+			t.Fatalf("seeded %v: %d records of the client's view", seeded, len(got))
 		}
-		if len(sink.exchanges) != 1 {
-			t.Fatalf("seeded %v: %d records of the client's view", seeded, len(sink.exchanges))
-		}
-		switch id := sink.exchanges[0].ExchangeID; {
+		switch id := got[0].ExchangeID; {
 		case seeded && id != cli:
 			t.Errorf("after a restart the client's view has id %q, want %q as uninterrupted", id, cli)
 		case !seeded && id != "x-late":

@@ -34,11 +34,21 @@ func partitioned(c pipelinetest.Corpus, n int) [][]Message {
 
 func runMessages(t *testing.T, msgs []Message) []schema.Exchange {
 	t.Helper()
+	return runSeeded(t, msgs, nil)
+}
+
+// runSeeded is runMessages with the engine seeded with stored records
+// first, as a restart is from the store (none when seed is nil).
+func runSeeded(t *testing.T, msgs []Message, seed []schema.Exchange) []schema.Exchange {
+	t.Helper()
 	src := &sliceSource{msgs: msgs, committed: map[string]int64{}}
 	sink := &memSink{}
 	e, err := New(testConfig(), Deps{Source: src, Sink: sink, Logger: zerolog.Nop(), Now: func() time.Time { return time.Unix(0, 0).UTC() }})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if seed != nil {
+		e.Seed(seed, nil)
 	}
 	if err := e.Run(context.Background()); err != nil {
 		t.Fatal(err)
