@@ -31,7 +31,8 @@ import (
 // kept for the pair window (a view later than that has lost its request
 // too), but only a view read within Lateness of the release asks for an
 // extra wait: at 1,000 exchanges/s about 60,000 entries of about 80 bytes
-// (an untaught view also its clock key), at most maxReleased.
+// (an untaught view also its clock key), at most maxReleased, the oldest
+// going first.
 
 // released is what is kept of one released group, by exchange id. It
 // holds no pointer, so the collector does not scan the set's map; times
@@ -91,6 +92,21 @@ func (q *releasedQueue) expire(s *releasedSet, cut int64) {
 	}
 }
 
+// makeRoom forgets the oldest groups kept while the set is full: the
+// newest are the ones a late view is likeliest to miss.
+func (s *releasedSet) makeRoom() {
+	q := &s.queue
+	for len(s.byID) >= maxReleased && q.head < len(q.keys) {
+		if k := q.keys[q.head]; s.byID[k.key].at == k.at {
+			s.forget(k.key, s.byID[k.key])
+		}
+		q.head++
+	}
+	if q.head > len(q.keys)/2 {
+		q.keys, q.head = q.keys[:copy(q.keys, q.keys[q.head:])], 0
+	}
+}
+
 // lagFade is how long, in event time, an extra wait takes to fade once no
 // view joins or misses late any more.
 const lagFade = 10 * time.Minute
@@ -98,7 +114,7 @@ const lagFade = 10 * time.Minute
 // remember keeps what a miss of g would need, if g's views carry an
 // exchange_id. The merge set released g at event time at.
 func (m *mergeSet) remember(g *group, at time.Time) {
-	if m.maxLag <= 0 || len(m.released.byID) >= maxReleased || at.IsZero() {
+	if m.maxLag <= 0 || at.IsZero() {
 		return
 	}
 	var id hkey
@@ -122,6 +138,7 @@ func (m *mergeSet) remember(g *group, at time.Time) {
 	if old, ok := m.released.byID[id]; ok && old.untaught && !r.untaught {
 		delete(m.released.clocks, id)
 	}
+	m.released.makeRoom()
 	m.released.byID[id] = r
 	m.released.queue.push(id, r.at)
 }
@@ -135,7 +152,7 @@ func (m *mergeSet) remember(g *group, at time.Time) {
 // the seed's newest, can still be missed; its release is taken as its
 // merge window's end.
 func (m *mergeSet) seedReleased(rec *schema.Exchange, newest time.Time) {
-	if m.maxLag <= 0 || len(m.released.byID) >= maxReleased || rec.ExchangeID == "" {
+	if m.maxLag <= 0 || rec.ExchangeID == "" {
 		return
 	}
 	due := later(rec.EndTS, rec.TS).Add(m.window)
@@ -151,6 +168,7 @@ func (m *mergeSet) seedReleased(rec *schema.Exchange, newest time.Time) {
 		rank = min(rank, observerRank(s))
 	}
 	r := released{at: due.UnixNano(), due: due.UnixNano(), rank: int8(rank)} //nolint:gosec // G115: below 10
+	m.released.makeRoom()
 	m.released.byID[id] = r
 	m.released.queue.push(id, r.at)
 }

@@ -439,3 +439,32 @@ func TestBaseExchangeID(t *testing.T) {
 		}
 	}
 }
+
+// TestReleasedKeepsTheNewest: at its bound the released set forgets its
+// oldest groups, not the newest (a late view is likeliest to miss those).
+func TestReleasedKeepsTheNewest(t *testing.T) {
+	m := newMergeSet(2 * time.Second)
+	m.pairWindow, m.maxLag = time.Hour, 5*time.Second
+	at := time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)
+	key := func(i int) hkey { return m.h.of("e", strconv.Itoa(i)) }
+	for i := range maxReleased + 10 {
+		ev := &schema.Event{TS: at.Add(time.Duration(i) * time.Microsecond), Source: "gateway", Observer: "gw"}
+		g := &group{obs: []*observation{{req: ev, resp: ev, ts: ev.TS}}, due: ev.TS}
+		g.keys = append(g.keys, gkey{keyID, key(i)})
+		m.remember(g, ev.TS)
+	}
+	if n := len(m.released.byID); n != maxReleased {
+		t.Errorf("%d kept, want the bound %d", n, maxReleased)
+	}
+	for _, c := range []struct {
+		i    int
+		kept bool
+	}{{0, false}, {9, false}, {10, true}, {maxReleased + 9, true}} {
+		if _, ok := m.released.byID[key(c.i)]; ok != c.kept {
+			t.Errorf("group %d kept: %v, want %v", c.i, ok, c.kept)
+		}
+	}
+	if q := &m.released.queue; len(q.keys)-q.head != maxReleased || len(q.keys) > 2*maxReleased {
+		t.Errorf("queue of %d keys, %d passed, for %d kept", len(q.keys), q.head, maxReleased)
+	}
+}
