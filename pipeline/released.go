@@ -138,9 +138,14 @@ func (m *mergeSet) remember(g *group, at time.Time) {
 	if old, ok := m.released.byID[id]; ok && old.untaught && !r.untaught {
 		delete(m.released.clocks, id)
 	}
-	m.released.makeRoom()
-	m.released.byID[id] = r
-	m.released.queue.push(id, r.at)
+	m.released.keep(id, r)
+}
+
+// keep adds r, released under id, making room first.
+func (s *releasedSet) keep(id hkey, r released) {
+	s.makeRoom()
+	s.byID[id] = r
+	s.queue.push(id, r.at)
 }
 
 // seedReleased remembers rec, a record a restart was seeded with, as the
@@ -167,10 +172,7 @@ func (m *mergeSet) seedReleased(rec *schema.Exchange, newest time.Time) {
 	for _, s := range rec.Sources {
 		rank = min(rank, observerRank(s))
 	}
-	r := released{at: due.UnixNano(), due: due.UnixNano(), rank: int8(rank)} //nolint:gosec // G115: below 10
-	m.released.makeRoom()
-	m.released.byID[id] = r
-	m.released.queue.push(id, r.at)
+	m.released.keep(id, released{at: due.UnixNano(), due: due.UnixNano(), rank: int8(rank)}) //nolint:gosec // G115: below 10
 }
 
 // forget drops what is kept of the group released under id.
