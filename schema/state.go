@@ -62,7 +62,24 @@ func MergeLagOf(lagNS, atNS int64) (time.Duration, time.Time) {
 	if lagNS <= 0 || atNS == 0 {
 		return 0, time.Time{}
 	}
-	return time.Duration(lagNS), time.Unix(0, atNS).UTC()
+	return time.Duration(lagNS), FromUnixNano(atNS)
+}
+
+// UnixNano is a mark's time as the stores keep it: Unix nanoseconds, 0
+// for the zero time.
+func UnixNano(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// FromUnixNano is the time UnixNano stored, in UTC.
+func FromUnixNano(ns int64) time.Time {
+	if ns == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns).UTC()
 }
 
 // EventRef names a saved event by where it was read and its event id (a

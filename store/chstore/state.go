@@ -74,9 +74,7 @@ func (s *Store) LoadState(ctx context.Context, streams []string) ([]schema.Strea
 			m.Held = nil
 		}
 		m.Partition = int(part)
-		if maxNS != 0 {
-			m.MaxTS = time.Unix(0, maxNS).UTC()
-		}
+		m.MaxTS = schema.FromUnixNano(maxNS)
 		m.MergeLag, m.MergeLagAt = schema.MergeLagOf(lagNS, lagAtNS)
 		out = append(out, schema.StreamState{Mark: m})
 	}
@@ -281,14 +279,8 @@ func streamColumnsOf(rows []schema.StreamMark) []any {
 	held := make([][]int64, n)
 	lag, lagAt := make([]int64, n), make([]int64, n)
 	for i, m := range rows {
-		lag[i] = int64(m.MergeLag)
-		if !m.MergeLagAt.IsZero() {
-			lagAt[i] = m.MergeLagAt.UnixNano()
-		}
+		lag[i], lagAt[i], maxTS[i] = int64(m.MergeLag), schema.UnixNano(m.MergeLagAt), schema.UnixNano(m.MaxTS)
 		stream[i], topic[i], part[i], next[i], low[i] = m.Stream, m.Topic, int32(m.Partition), m.Next, m.Low //nolint:gosec // G115: Kafka partitions are int32
-		if !m.MaxTS.IsZero() {
-			maxTS[i] = m.MaxTS.UnixNano()
-		}
 		held[i] = m.Held
 		if held[i] == nil {
 			held[i] = []int64{}

@@ -5,7 +5,6 @@ import (
 	_ "embed"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/mcplens/mcplens/schema"
 )
@@ -51,9 +50,7 @@ func (s *Store) loadState(ctx context.Context) ([]schema.StreamState, error) {
 			}
 			m.Held = append(m.Held, off)
 		}
-		if maxNS != 0 {
-			m.MaxTS = time.Unix(0, maxNS).UTC()
-		}
+		m.MaxTS = schema.FromUnixNano(maxNS)
 		m.MergeLag, m.MergeLagAt = schema.MergeLagOf(lagNS, lagAtNS)
 		at[m.Stream] = len(out)
 		out = append(out, schema.StreamState{Mark: m})
@@ -97,12 +94,4 @@ func (s *Store) Ping(ctx context.Context) error {
 		return fmt.Errorf("ping %q: %w", s.path, err)
 	}
 	return nil
-}
-
-// unixNano is t in Unix nanoseconds, 0 for the zero time.
-func unixNano(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
 }

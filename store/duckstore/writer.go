@@ -289,8 +289,8 @@ func (w *writer) writeState(ctx context.Context, st *schema.State) error {
 	}
 	for _, m := range st.Streams {
 		if _, err := w.conn.ExecContext(ctx, markSQL, sql.Named("stream", m.Stream), sql.Named("topic", m.Topic),
-			sql.Named("part", int32(m.Partition)), sql.Named("next", m.Next), sql.Named("max_ts_ns", unixNano(m.MaxTS)), sql.Named("held", heldOf(m)),
-			sql.Named("merge_lag_ns", int64(m.MergeLag)), sql.Named("merge_lag_at_ns", unixNano(m.MergeLagAt))); err != nil {
+			sql.Named("part", int32(m.Partition)), sql.Named("next", m.Next), sql.Named("max_ts_ns", schema.UnixNano(m.MaxTS)), sql.Named("held", heldOf(m)),
+			sql.Named("merge_lag_ns", int64(m.MergeLag)), sql.Named("merge_lag_at_ns", schema.UnixNano(m.MergeLagAt))); err != nil {
 			return fmt.Errorf("record mark of stream %q: %w", m.Stream, err)
 		}
 	}
