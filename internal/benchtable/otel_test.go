@@ -46,3 +46,26 @@ func TestDuckSteadyTable(t *testing.T) {
 		}
 	}
 }
+
+// TestApartRow: a run that left views apart says how many; one that left
+// none has no such row.
+func TestApartRow(t *testing.T) {
+	in := "BenchmarkSteadyState \t 1\t 9000000000 ns/op\t 1.02 3rd/1st\t 4.000 event-minutes\t 442335 events\t" +
+		" 300.0 calls/s\t 51.00 records-apart\t 47964 events/cpu-s\n"
+	var out strings.Builder
+	if err := run(strings.NewReader(in), &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"at 300 calls/s", "| client views left apart (extra records) | 51 |"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, out.String())
+		}
+	}
+	out.Reset()
+	if err := run(strings.NewReader(strings.Replace(in, "51.00 records-apart", "0 records-apart", 1)), &out); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "left apart") {
+		t.Errorf("a run with no views apart has the row:\n%s", out.String())
+	}
+}

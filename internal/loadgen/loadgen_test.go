@@ -419,3 +419,24 @@ func TestPipelineMatchesTruthGivingUp(t *testing.T) {
 	}
 	matchTruth(t, cfg, pipeline.DefaultConfig())
 }
+
+// TestCheckRecords: a benchmark's run may leave up to ApartShare of the
+// calls' client views apart (reported), never lose a record.
+func TestCheckRecords(t *testing.T) {
+	tr := loadgen.Truth{Exchanges: 10_000}
+	for _, c := range []struct {
+		records, apart int
+		fails          bool
+	}{
+		{10_000, 0, false},
+		{10_051, 51, false},
+		{10_100, 100, false},
+		{10_101, 101, true},
+		{9_999, -1, true},
+	} {
+		apart, err := tr.CheckRecords(c.records)
+		if apart != c.apart || (err != nil) != c.fails {
+			t.Errorf("%d records: apart %d, err %v; want %d, fails %v", c.records, apart, err, c.apart, c.fails)
+		}
+	}
+}

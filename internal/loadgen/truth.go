@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"fmt"
 	"slices"
 	"time"
 
@@ -40,6 +41,28 @@ type Truth struct {
 	Poison      int // lines that must be quarantined
 	Secrets     []string
 	keep        bool
+}
+
+// ApartShare is the share of the calls whose records a benchmark lets
+// stand apart (a client view not merged with its gateway view: an extra
+// record) before it fails: the first misses that teach an untaught clock
+// or the merges' extra wait on a shape with clocks or lines further off
+// than --merge-window (the truth tests count them exactly).
+const ApartShare = 0.01
+
+// CheckRecords compares the exchange records a benchmark's run produced
+// with the calls of the load. Fewer records than calls is a loss and an
+// error; more are views left apart, returned for the benchmark to report,
+// and an error only past ApartShare.
+func (t *Truth) CheckRecords(records int) (apart int, err error) {
+	switch apart = records - t.Exchanges; {
+	case apart < 0:
+		return apart, fmt.Errorf("%d exchange records for %d calls: %d lost", records, t.Exchanges, -apart)
+	case float64(apart) > ApartShare*float64(t.Exchanges):
+		return apart, fmt.Errorf("%d exchange records for %d calls: %d views apart, more than %.0f%% of the calls",
+			records, t.Exchanges, apart, 100*ApartShare)
+	}
+	return apart, nil
 }
 
 func (t *Truth) add(c *call) {
