@@ -80,15 +80,26 @@ func (q *releasedQueue) push(k hkey, at int64) {
 
 // expire forgets the keys released before cut.
 func (q *releasedQueue) expire(s *releasedSet, cut int64) {
-	i := q.head
-	for ; i < len(q.keys) && q.keys[i].at < cut; i++ {
-		if r, ok := s.byID[q.keys[i].key]; ok && r.at == q.keys[i].at {
-			s.forget(q.keys[i].key, r)
-		}
+	for q.head < len(q.keys) && q.keys[q.head].at < cut {
+		q.pop(s)
 	}
-	q.head = i
-	if i > len(q.keys)/2 {
-		q.keys, q.head = q.keys[:copy(q.keys, q.keys[i:])], 0
+	q.compact()
+}
+
+// pop passes the oldest key, forgetting its group unless the key was
+// released again since.
+func (q *releasedQueue) pop(s *releasedSet) {
+	k := q.keys[q.head]
+	if r, ok := s.byID[k.key]; ok && r.at == k.at {
+		s.forget(k.key, r)
+	}
+	q.head++
+}
+
+// compact drops the passed keys once they are more than half the queue.
+func (q *releasedQueue) compact() {
+	if q.head > len(q.keys)/2 {
+		q.keys, q.head = q.keys[:copy(q.keys, q.keys[q.head:])], 0
 	}
 }
 
@@ -97,14 +108,9 @@ func (q *releasedQueue) expire(s *releasedSet, cut int64) {
 func (s *releasedSet) makeRoom() {
 	q := &s.queue
 	for len(s.byID) >= maxReleased && q.head < len(q.keys) {
-		if k := q.keys[q.head]; s.byID[k.key].at == k.at {
-			s.forget(k.key, s.byID[k.key])
-		}
-		q.head++
+		q.pop(s)
 	}
-	if q.head > len(q.keys)/2 {
-		q.keys, q.head = q.keys[:copy(q.keys, q.keys[q.head:])], 0
-	}
+	q.compact()
 }
 
 // lagFade is how long, in event time, an extra wait takes to fade once no
