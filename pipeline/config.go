@@ -20,6 +20,19 @@ type Config struct {
 
 	// BatchSize is how many rows trigger a sink write. Default 10,000.
 	BatchSize int
+	// BatchMaxSize and BatchMaxBytes bound how far a batch grows past
+	// BatchSize while the write before it is still in flight: the loop
+	// reads and classifies on instead of waiting for the store, and the
+	// batch goes out when that write lands or when it reaches either
+	// bound (rows, or the estimated bytes of its bodies and rows), then
+	// waiting. A store slower than the input so gets fewer, larger
+	// writes, each of which costs it a fixed price (a ClickHouse part per
+	// table, a DuckDB commit). Memory: about twice BatchMaxBytes more
+	// than batches of BatchSize when the store is the bottleneck.
+	// A BatchMaxSize of at most BatchSize, or a BatchMaxBytes of 0, turns
+	// the growth off. Defaults 40,000 rows and 48 MiB.
+	BatchMaxSize  int
+	BatchMaxBytes int64
 	// FlushInterval is the longest a complete exchange waits in memory
 	// before it is written (wall clock). Default 1s.
 	FlushInterval time.Duration
@@ -82,6 +95,8 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 		return nil
 	})
 	fs.IntVar(&c.BatchSize, "batch-size", 10_000, "rows per sink write")
+	fs.IntVar(&c.BatchMaxSize, "batch-max-size", 40_000, "most rows a batch grows to while the write before it is in flight (instead of the reading waiting for the store at --batch-size); at most --batch-size: no growth")
+	fs.Int64Var(&c.BatchMaxBytes, "batch-max-bytes", 48<<20, "most estimated bytes (bodies and rows) a batch grows to while the write before it is in flight (0: no growth)")
 	fs.DurationVar(&c.FlushInterval, "flush-interval", time.Second, "longest time a finished exchange waits before it is written")
 	fs.IntVar(&c.StateHold, "state-hold", 4, "flushes an event waiting for its other half stays out of the stored state: the commit waits for it instead, and a restart re-reads it (0: save it at the first flush)")
 	fs.DurationVar(&c.RetryMin, "retry-min", 200*time.Millisecond, "first backoff after a failed sink write")
@@ -108,6 +123,9 @@ func (c *Config) Validate() error {
 	pos("chain-window", c.Chains.Window > 0)
 	pos("batch-size", c.BatchSize > 0)
 	pos("flush-interval", c.FlushInterval > 0)
+	if c.BatchMaxBytes < 0 {
+		errs = append(errs, errors.New("batch-max-bytes must not be negative"))
+	}
 	pos("retry-min", c.RetryMin > 0)
 	pos("give-up-after", c.GiveUp > 0)
 	pos("shutdown-timeout", c.ShutdownTimeout > 0)

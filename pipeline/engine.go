@@ -48,13 +48,16 @@ type Engine struct {
 	ann      *annotations
 	offsets  *offsets
 
-	batch     schema.Batch
-	batchPos  []Position
-	room      batchRoom // for the next batch (see launch)
-	spare     spare     // a stored batch's arrays, with a Copier sink
-	evictSeen int
-	missSeen  int // merging.misses counted into mergeMissed
-	counts    counters
+	batch    schema.Batch
+	batchPos []Position
+	// batchBytes estimates what the batch holds: its bodies, headers and
+	// quarantined lines, and a row's worth for each row (see full).
+	batchBytes int64
+	room       batchRoom // for the next batch (see launch)
+	spare      spare     // a stored batch's arrays, with a Copier sink
+	evictSeen  int
+	missSeen   int // merging.misses counted into mergeMissed
+	counts     counters
 
 	// With a StateSink (see state.go): the state change not yet stored,
 	// the positions it saved, each stream's stored mark, and below which
@@ -253,6 +256,11 @@ func (e *Engine) loop(ctx context.Context, msgs <-chan Message, fetchErr <-chan 
 			e.corr.Release(false, e.emit)
 			tick.Reset(e.cfg.FlushInterval)
 		}
+		if e.batch.Len() >= e.cfg.BatchSize {
+			// It grew while the store worked: it goes at once (flush
+			// commits too).
+			return e.flush(ctx, false)
+		}
 		return e.commit(ctx)
 	}
 	defer e.abandon()
@@ -284,7 +292,7 @@ func (e *Engine) loop(ctx context.Context, msgs <-chan Message, fetchErr <-chan 
 			}
 			e.handle(m)
 			m.Release()
-			if e.batch.Len() >= e.cfg.BatchSize {
+			if e.full() {
 				if err := e.flush(ctx, false); err != nil {
 					return e.stopAfter(err)
 				}
@@ -399,11 +407,35 @@ func (e *Engine) handleLine(m Message) {
 	}
 }
 
+// rowBytes is what full counts for a row besides its bodies: the
+// exchange record's fields and the slices' share.
+const rowBytes = 512
+
+// bodyBytes estimates the memory of an exchange's bodies and headers.
+func bodyBytes(b *schema.Body) int64 {
+	return int64(len(b.RequestBody) + len(b.ResponseBody) + 64*(len(b.RequestHeaders)+len(b.ResponseHeaders)))
+}
+
+// full says whether the batch goes to the store now: once it holds
+// BatchSize rows if no write is in flight; while one is, only once it
+// holds BatchMaxSize rows or BatchMaxBytes, so that reading goes on
+// while the store works and a slow store gets fewer, larger writes
+// (Config.BatchMaxSize). The batch left then goes when the write lands
+// (settle in loop).
+func (e *Engine) full() bool {
+	n := e.batch.Len()
+	if n < e.cfg.BatchSize {
+		return false
+	}
+	return e.fly == nil || n >= e.cfg.BatchMaxSize || e.batchBytes >= e.cfg.BatchMaxBytes
+}
+
 // quarantine puts a message that cannot be handled into the batch's
 // quarantine rows; its position is done once the batch is stored.
 func (e *Engine) quarantine(m Message, err error) {
 	q := quarantineRecord(m, err, e.d.Now(), e.redactor)
 	e.batch.Quarantine = append(e.batch.Quarantine, q)
+	e.batchBytes += int64(len(q.Raw)) + rowBytes
 	e.batchPos = append(e.batchPos, m.Pos)
 	if e.isUnsure(m.Pos) {
 		e.batch.Unsure.Quarantine = append(e.batch.Unsure.Quarantine, q.Position)
@@ -425,6 +457,7 @@ func (e *Engine) emit(g *group) {
 	e.batch.Exchanges = append(e.batch.Exchanges, rec)
 	e.batch.Bodies = append(e.batch.Bodies, body)
 	e.batch.Annotations = append(e.batch.Annotations, anns...)
+	e.batchBytes += bodyBytes(&body) + int64(2+len(anns))*rowBytes
 	unsure := false
 	for _, o := range g.obs {
 		o.emitted = true

@@ -64,6 +64,7 @@ func (e *Engine) launch(ctx context.Context) {
 	e.room.note(len(f.batch.Exchanges), len(f.batch.Bodies), len(f.pos))
 	e.batch = schema.Batch{Exchanges: take(&e.spare.ex, e.room.exchanges), Bodies: take(&e.spare.bo, e.room.bodies)}
 	e.batchPos, e.savedPos, e.state = make([]Position, 0, e.room.pos), nil, schema.State{}
+	e.batchBytes = 0
 	e.fly = f
 	go e.store(ctx, f)
 }

@@ -42,6 +42,7 @@ type ackSink struct {
 	mu      sync.Mutex
 	acked   map[string]int
 	writes  int
+	sizes   []int // rows of each write, in order
 	writing atomic.Int32
 	overlap atomic.Bool
 	// gate runs before each write is stored (write counts from 1); an
@@ -57,6 +58,7 @@ func (s *ackSink) Write(ctx context.Context, b *schema.Batch) error {
 	s.mu.Lock()
 	s.writes++
 	n := s.writes
+	s.sizes = append(s.sizes, b.Len())
 	s.mu.Unlock()
 	if err := s.gate(ctx, n); err != nil {
 		return err
@@ -159,6 +161,14 @@ func TestWriteOverlapsReading(t *testing.T) {
 	if sink.writes < 2 {
 		t.Errorf("%d writes, want the held one and at least one after it", sink.writes)
 	}
+	storedOnceCommittedAll(t, sink, src, n)
+}
+
+// storedOnceCommittedAll checks that each of pairLines' n exchanges was
+// stored once, that no commit passed what was stored, and that the end
+// committed every line.
+func storedOnceCommittedAll(t *testing.T, sink *ackSink, src *ackedSource, n int) {
+	t.Helper()
 	for i := range n {
 		if id := fmt.Sprintf("x-%d", i); sink.acked[id] != 1 {
 			t.Errorf("%s stored %d times, want once", id, sink.acked[id])
@@ -231,6 +241,73 @@ func TestFailingWriteCommitsNothingPast(t *testing.T) {
 	}
 }
 
+// While a write is in flight, the next batch grows past BatchSize up to
+// BatchMaxSize rows or BatchMaxBytes, and goes as soon as that write
+// lands: a slow store gets fewer, larger writes, and the loop reads on
+// meanwhile. Without room to grow (BatchMaxSize at BatchSize, or no
+// bytes), batches stay at BatchSize. Each case stores every exchange
+// once and commits nothing before it is stored.
+func TestBatchGrowsWhileWriteInFlight(t *testing.T) {
+	const n = 1000 // exchanges: 2,000 rows
+	for _, tc := range []struct {
+		name          string
+		batchSize     int
+		maxRows       int
+		maxBytes      int64
+		wantMax       int // the most rows a write may hold
+		wantGrowsPast int // some write holds more rows than this
+	}{
+		{name: "rows bound", batchSize: 200, maxRows: 600, maxBytes: 1 << 30, wantMax: 600 + 1, wantGrowsPast: 200 + 1},
+		// pairLines' bodies are about 60 bytes, so a row counts rowBytes
+		// and an exchange (two rows) a little over 2*rowBytes: 100 KiB
+		// is about 190 rows.
+		{name: "bytes bound", batchSize: 100, maxRows: 100_000, maxBytes: 100 << 10, wantMax: 220, wantGrowsPast: 100 + 1},
+		{name: "off by rows", batchSize: 100, maxRows: 100, maxBytes: 1 << 30, wantMax: 100 + 1},
+		{name: "off by bytes", batchSize: 100, maxRows: 100_000, maxBytes: 0, wantMax: 100 + 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sink := &ackSink{acked: map[string]int{}}
+			src := newAcked(pairLines(n), sink)
+			sink.gate = func(ctx context.Context, _ int) error {
+				select { // each write takes far longer than a batch takes to read
+				case <-time.After(50 * time.Millisecond):
+					return nil
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			}
+			cfg := testConfig()
+			cfg.FlushInterval = time.Hour // only full batches and the end flush
+			cfg.BatchSize, cfg.BatchMaxSize, cfg.BatchMaxBytes = tc.batchSize, tc.maxRows, tc.maxBytes
+			e, err := New(cfg, Deps{Source: src, Sink: sink, Logger: zerolog.Nop()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := e.Run(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			if sink.overlap.Load() {
+				t.Error("two writes were in flight at once")
+			}
+			// The last write is the end of input's, which releases all
+			// that waits at once, however many rows that is.
+			largest := 0
+			for _, rows := range sink.sizes[:len(sink.sizes)-1] {
+				largest = max(largest, rows)
+			}
+			// A row past the bound: the check follows a line, and a
+			// response line can release its exchange and body at once.
+			if largest > tc.wantMax {
+				t.Errorf("a write of %d rows, want at most %d (writes %v)", largest, tc.wantMax, sink.sizes)
+			}
+			if tc.wantGrowsPast > 0 && largest < tc.wantGrowsPast {
+				t.Errorf("largest write %d rows, want a batch grown past %d while the one before was stored (writes %v)", largest, tc.wantGrowsPast, sink.sizes)
+			}
+			storedOnceCommittedAll(t, sink, src, n)
+		})
+	}
+}
+
 // mcplens_ingest_sink_blocked_seconds_total counts the time the loop
 // stood still for the store: against a store slower than a batch takes
 // to fill, it grows, and never by more than the writes took.
@@ -247,7 +324,7 @@ func TestSinkBlockedSeconds(t *testing.T) {
 		}
 	}
 	cfg := testConfig()
-	cfg.BatchSize = 200
+	cfg.BatchSize, cfg.BatchMaxSize = 200, 200 // the loop waits at a full batch
 	families := runMetered(t, cfg, Deps{Source: src, Sink: sink})
 	var blocked, wrote float64
 	for _, f := range families {

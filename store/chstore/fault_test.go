@@ -184,6 +184,7 @@ func TestServerFaults(t *testing.T) {
 	}
 	pcfg := pipeline.DefaultConfig()
 	pcfg.BatchSize = 400
+	pcfg.BatchMaxSize = pcfg.BatchSize // batches that do not grow: the faults are counted in writes
 	pcfg.RetryMin, pcfg.RetryMax = 50*time.Millisecond, 300*time.Millisecond
 	eng, err := pipeline.New(pcfg, pipeline.Deps{Source: src, Sink: sink, Logger: zerolog.Nop()})
 	if err != nil {
