@@ -23,9 +23,9 @@ type Config struct {
 	// BatchMaxSize and BatchMaxBytes bound how far a batch grows past
 	// BatchSize while the write before it is still in flight: the loop
 	// reads and classifies on instead of waiting for the store, and the
-	// batch goes out when that write lands or when it reaches either
-	// bound (rows, or the estimated bytes of its bodies and rows), then
-	// waiting. A store slower than the input so gets fewer, larger
+	// batch goes out as soon as that write lands; only at either bound
+	// (rows, or the estimated bytes of its bodies and rows) does the loop
+	// wait for it. A store slower than the input so gets fewer, larger
 	// writes, each of which costs it a fixed price (a ClickHouse part per
 	// table, a DuckDB commit). Memory: about twice BatchMaxBytes more
 	// than batches of BatchSize when the store is the bottleneck.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -247,6 +248,15 @@ func TestConfigValidate(t *testing.T) {
 	cfg.BatchSize, cfg.RetryMax = 0, time.Nanosecond
 	if err := cfg.Validate(); err == nil {
 		t.Fatal("invalid config accepted")
+	}
+	cfg = DefaultConfig()
+	cfg.BatchMaxBytes = -1
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "batch-max-bytes") {
+		t.Fatalf("negative batch-max-bytes: %v, want it named", err)
+	}
+	cfg.BatchMaxSize, cfg.BatchMaxBytes = 0, 0 // both turn the growth off
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
 	}
 }
 

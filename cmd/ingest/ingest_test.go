@@ -192,11 +192,16 @@ func TestBadFlags(t *testing.T) {
 		{"--from", "ftp://x", "--listen", ""},
 		{"--from", "kafka://127.0.0.1:1/t?group=g&nope=1", "--listen", ""},
 		{"--from", "file:x", "--batch-size", "0"},
+		{"--from", "file:x", "--batch-max-bytes", "-1"},
 	} {
 		cmd := exec.Command(ingestBin, args...)
 		out, err := cmd.CombinedOutput()
 		if err == nil {
 			t.Errorf("ingest %v succeeded:\n%s", args, out)
+		}
+		// A bad setting is named before the missing file is opened.
+		if len(args) > 2 && args[0] == "--from" && args[1] == "file:x" && !strings.Contains(string(out), strings.TrimPrefix(args[2], "--")) {
+			t.Errorf("ingest %v: the error does not name %s:\n%s", args, args[2], out)
 		}
 	}
 }
