@@ -256,7 +256,7 @@ func (e *Engine) loop(ctx context.Context, msgs <-chan Message, fetchErr <-chan 
 			e.corr.Release(false, e.emit)
 			tick.Reset(e.cfg.FlushInterval)
 		}
-		if e.batch.Len() >= e.cfg.BatchSize {
+		if e.full() {
 			// It grew while the store worked: it goes at once (flush
 			// commits too).
 			return e.flush(ctx, false)
