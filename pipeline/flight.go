@@ -171,6 +171,7 @@ func (e *Engine) await(ctx context.Context) error {
 	}
 	e.fly = nil
 	e.m.sinkRows.Add(float64(f.batch.Len()))
+	e.m.sinkBatchRows.Observe(float64(f.batch.Len()))
 	e.m.sinkExchanges.Add(float64(len(f.batch.Exchanges)))
 	e.counts.stored.Add(int64(len(f.batch.Exchanges)))
 	e.offsets.Done(f.pos...)

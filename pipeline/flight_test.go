@@ -279,15 +279,26 @@ func TestBatchGrowsWhileWriteInFlight(t *testing.T) {
 			cfg := testConfig()
 			cfg.FlushInterval = time.Hour // only full batches and the end flush
 			cfg.BatchSize, cfg.BatchMaxSize, cfg.BatchMaxBytes = tc.batchSize, tc.maxRows, tc.maxBytes
-			e, err := New(cfg, Deps{Source: src, Sink: sink, Logger: zerolog.Nop()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := e.Run(t.Context()); err != nil {
-				t.Fatal(err)
-			}
+			families := runMetered(t, cfg, Deps{Source: src, Sink: sink})
 			if sink.overlap.Load() {
 				t.Error("two writes were in flight at once")
+			}
+			// mcplens_ingest_sink_batch_rows observes each write's rows.
+			rows := 0
+			for _, n := range sink.sizes {
+				rows += n
+			}
+			observed := false
+			for _, f := range families {
+				if f.GetName() == "mcplens_ingest_sink_batch_rows" {
+					observed = true
+					if h := f.GetMetric()[0].GetHistogram(); h.GetSampleCount() != uint64(len(sink.sizes)) || h.GetSampleSum() != float64(rows) {
+						t.Errorf("batch rows histogram: %d writes of %.0f rows, want %d of %d", h.GetSampleCount(), h.GetSampleSum(), len(sink.sizes), rows)
+					}
+				}
+			}
+			if !observed {
+				t.Error("no mcplens_ingest_sink_batch_rows")
 			}
 			// The last write is the end of input's, which releases all
 			// that waits at once, however many rows that is.

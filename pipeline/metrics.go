@@ -65,6 +65,7 @@ type metrics struct {
 	sinkBlocked   prometheus.Counter
 	sinkErrors    prometheus.Counter
 	sinkRows      prometheus.Counter
+	sinkBatchRows prometheus.Histogram
 	sinkExchanges prometheus.Counter
 	commitErrors  prometheus.Counter
 	committed     *prometheus.GaugeVec   // by stream
@@ -162,6 +163,13 @@ func newMetrics(reg prometheus.Registerer, maxServers int) *metrics {
 			Name: "mcplens_ingest_sink_rows_total",
 			Help: "Rows of every table acknowledged by the sink: exchanges, exchange_bodies, quarantine and tool_annotations together (one exchange is usually two rows); mcplens_ingest_sink_exchanges_total counts exchanges alone.",
 		}),
+		sinkBatchRows: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "mcplens_ingest_sink_batch_rows",
+			Help: "Rows of each batch the sink acknowledged, every table together. A batch goes at --batch-size rows or --flush-interval; while the write before it is in flight it grows up to --batch-max-size rows or --batch-max-bytes: batches well past --batch-size mean the store is what limits ingest.",
+			// 256 to 131,072 rows: the flush tick's small batches, the
+			// default --batch-size (10,000) and --batch-max-size (40,000).
+			Buckets: prometheus.ExponentialBuckets(256, 2, 10),
+		}),
 		sinkExchanges: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "mcplens_ingest_sink_exchanges_total",
 			Help: "Exchange records acknowledged by the sink (the exchanges table's rows).",
@@ -181,7 +189,7 @@ func newMetrics(reg prometheus.Registerer, maxServers int) *metrics {
 	}
 	if reg != nil {
 		reg.MustRegister(m.events, m.exchanges, m.pending, m.pendingBytes, m.mergeWaiting, m.mergeMissed, m.mergeExtra, m.inflight, m.evicted,
-			m.noResponse, m.sinkSeconds, m.sinkBlocked, m.sinkErrors, m.sinkRows, m.sinkExchanges, m.commitErrors, m.committed,
+			m.noResponse, m.sinkSeconds, m.sinkBlocked, m.sinkErrors, m.sinkRows, m.sinkBatchRows, m.sinkExchanges, m.commitErrors, m.committed,
 			m.quarantined, m.byServer, m.unknownRetries)
 	}
 	m.accepted, m.duplicate = m.events.WithLabelValues("accepted"), m.events.WithLabelValues("duplicate")
