@@ -284,16 +284,16 @@ func TestBatchGrowsWhileWriteInFlight(t *testing.T) {
 				t.Error("two writes were in flight at once")
 			}
 			// mcplens_ingest_sink_batch_rows observes each write's rows.
-			rows := 0
-			for _, n := range sink.sizes {
-				rows += n
+			total := 0
+			for _, size := range sink.sizes {
+				total += size
 			}
 			observed := false
 			for _, f := range families {
 				if f.GetName() == "mcplens_ingest_sink_batch_rows" {
 					observed = true
-					if h := f.GetMetric()[0].GetHistogram(); h.GetSampleCount() != uint64(len(sink.sizes)) || h.GetSampleSum() != float64(rows) {
-						t.Errorf("batch rows histogram: %d writes of %.0f rows, want %d of %d", h.GetSampleCount(), h.GetSampleSum(), len(sink.sizes), rows)
+					if h := f.GetMetric()[0].GetHistogram(); h.GetSampleCount() != uint64(len(sink.sizes)) || h.GetSampleSum() != float64(total) {
+						t.Errorf("batch rows histogram: %d writes of %.0f rows, want %d of %d", h.GetSampleCount(), h.GetSampleSum(), len(sink.sizes), total)
 					}
 				}
 			}
@@ -303,8 +303,8 @@ func TestBatchGrowsWhileWriteInFlight(t *testing.T) {
 			// The last write is the end of input's, which releases all
 			// that waits at once, however many rows that is.
 			largest := 0
-			for _, rows := range sink.sizes[:len(sink.sizes)-1] {
-				largest = max(largest, rows)
+			for _, size := range sink.sizes[:len(sink.sizes)-1] {
+				largest = max(largest, size)
 			}
 			// A row past the bound: the check follows a line, and a
 			// response line can release its exchange and body at once.
