@@ -3,6 +3,7 @@ package kafkasource
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
@@ -12,17 +13,25 @@ import (
 	"github.com/mcplens/mcplens/pipeline/kafkatest"
 )
 
-// newFeed is a generation of n partitions whose buffers hold msgs, as
+// testFeed is a generation of n partitions whose buffers hold msgs, as
 // their readers would have queued them.
-func newFeed(n int, msgs ...kafka.Message) *feed {
-	f := &feed{}
+func testFeed(n int, msgs ...kafka.Message) *feed {
+	var parts []*buffer
 	for id := range n {
-		f.parts = append(f.parts, &buffer{id: id, ch: make(chan kafka.Message, len(msgs)+1), behind: true})
+		parts = append(parts, &buffer{id: id, ch: make(chan kafka.Message, len(msgs)+2), behind: true})
 	}
+	f := newFeed(nil, parts)
 	for _, m := range msgs {
-		f.parts[m.Partition].ch <- m
+		f.send(m)
 	}
 	return f
+}
+
+// send queues m on its partition's buffer as the partition's reader does.
+func (f *feed) send(m kafka.Message) {
+	if !f.put(context.Background(), f.parts[m.Partition], m) {
+		panic("put without a context that ends")
+	}
 }
 
 // msg is message off of partition p at second sec, with lag messages after it.
@@ -37,7 +46,7 @@ func msg(p int, off int64, sec int, lag int64) kafka.Message {
 func TestPickOldestFirst(t *testing.T) {
 	// Each partition read ahead in a different order of time; none is
 	// behind once its last message is read (lag 0).
-	f := newFeed(3,
+	f := testFeed(3,
 		msg(0, 0, 1, 2), msg(0, 1, 5, 1), msg(0, 2, 9, 0),
 		msg(1, 0, 2, 2), msg(1, 1, 3, 1), msg(1, 2, 8, 0),
 		msg(2, 0, 4, 2), msg(2, 1, 6, 1), msg(2, 2, 7, 0),
@@ -60,7 +69,7 @@ func TestPickOldestFirst(t *testing.T) {
 }
 
 func TestPickWaitsForAPartitionBehind(t *testing.T) {
-	f := newFeed(2, msg(0, 0, 10, 5), msg(1, 0, 1, 5))
+	f := testFeed(2, msg(0, 0, 10, 5), msg(1, 0, 1, 5))
 	now := time.Now()
 	if b, _ := f.pick(now, time.Second); b == nil || b.id != 1 {
 		t.Fatalf("picked %v, want partition 1 (second 1)", b)
@@ -76,7 +85,7 @@ func TestPickWaitsForAPartitionBehind(t *testing.T) {
 		t.Fatalf("0.6s later: picked %v, wait %v; want 400ms more", b, wait)
 	}
 	// Its next message arrives in time, and is older: it goes first.
-	f.parts[1].ch <- msg(1, 1, 2, 4)
+	f.send(msg(1, 1, 2, 4))
 	if b, _ = f.pick(now.Add(700*time.Millisecond), time.Second); b == nil || b.id != 1 {
 		t.Fatalf("picked %v, want partition 1 (second 2)", b)
 	}
@@ -91,12 +100,12 @@ func TestPickWaitsForAPartitionBehind(t *testing.T) {
 		t.Fatalf("after the wait: picked %v, want partition 0", b)
 	}
 	f.parts[0].take()
-	f.parts[0].ch <- msg(0, 1, 11, 4)
+	f.send(msg(0, 1, 11, 4))
 	if b, _ = f.pick(start.Add(time.Second), time.Second); b == nil || b.id != 0 {
 		t.Fatalf("stalled partition waited for again: picked %v", b)
 	}
 	f.parts[0].take()
-	f.parts[1].ch <- msg(1, 2, 3, 3)
+	f.send(msg(1, 2, 3, 3))
 	if b, _ = f.pick(start.Add(2*time.Second), time.Second); b == nil || b.id != 1 || f.parts[1].waitSince != (time.Time{}) {
 		t.Fatalf("the stalled partition sent: picked %v (wait since %v), want partition 1, its wait reset", b, f.parts[1].waitSince)
 	}
@@ -105,7 +114,7 @@ func TestPickWaitsForAPartitionBehind(t *testing.T) {
 func TestPickDoesNotWaitWithoutCause(t *testing.T) {
 	now := time.Now()
 	// Caught up: partition 1 said nothing follows its last message.
-	f := newFeed(2, msg(0, 0, 10, 5), msg(1, 0, 1, 0))
+	f := testFeed(2, msg(0, 0, 10, 5), msg(1, 0, 1, 0))
 	f.pick(now, time.Second)
 	f.parts[1].take()
 	if b, _ := f.pick(now, time.Second); b == nil || b.id != 0 {
@@ -113,17 +122,17 @@ func TestPickDoesNotWaitWithoutCause(t *testing.T) {
 	}
 	// Behind, but its last message is already later than the oldest head:
 	// partition 0's message at 10 comes after partition 1's at 15 was out.
-	f = newFeed(2, msg(1, 0, 15, 5))
+	f = testFeed(2, msg(1, 0, 15, 5))
 	f.parts[0].behind = false
 	f.pick(now, time.Second)
 	f.parts[1].take()
-	f.parts[0].ch <- msg(0, 0, 10, 5)
+	f.send(msg(0, 0, 10, 5))
 	if b, _ := f.pick(now, time.Second); b == nil || b.id != 0 {
 		t.Errorf("partition 1 (last at 15) waited for before partition 0's head at 10: picked %v", b)
 	}
 	// Without timestamps (an old producer) the partition with more after
 	// its head goes first.
-	f = newFeed(2, msg(0, 0, -1, 3), msg(1, 0, -1, 9))
+	f = testFeed(2, msg(0, 0, -1, 3), msg(1, 0, -1, 9))
 	if b, _ := f.pick(now, time.Second); b == nil || b.id != 1 {
 		t.Errorf("no timestamps: picked %v, want the partition with more lag", b)
 	}
@@ -189,20 +198,29 @@ func TestFetchDoesNotWaitForIdlePartitions(t *testing.T) {
 	}
 }
 
-// BenchmarkPick is Fetch's choice per message with every partition's
-// buffer full, the case of a consumer catching up: it looks at each
-// partition, so it grows with the partitions assigned.
+// BenchmarkPick is Fetch's choice per message, as a consumer catching up
+// makes it: every partition has a few messages read ahead, and its reader
+// queues one more whenever one is taken. It picks from a heap of the
+// partitions' heads, so the cost grows with the log of the partitions
+// assigned, not with their number.
 func BenchmarkPick(b *testing.B) {
-	for _, parts := range []int{1, 3, 12, 64} {
+	const ahead = 4
+	for _, parts := range []int{1, 3, 12, 64, 256} {
 		b.Run(fmt.Sprintf("partitions=%d", parts), func(b *testing.B) {
-			f := newFeed(parts)
+			var bufs []*buffer
+			for id := range parts {
+				bufs = append(bufs, &buffer{id: id, ch: make(chan kafka.Message, ahead), behind: true})
+			}
+			f := newFeed(nil, bufs)
 			off := make([]int64, parts)
 			refill := func(p int) {
-				f.parts[p].ch <- msg(p, off[p], int(off[p])*parts+p, 1000)
+				f.send(msg(p, off[p], int(off[p])*parts+p, 1000))
 				off[p]++
 			}
 			for p := range parts {
-				refill(p)
+				for range ahead - 1 {
+					refill(p)
+				}
 			}
 			now := time.Now()
 			for b.Loop() {
@@ -212,4 +230,112 @@ func BenchmarkPick(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestPickMatchesFullScan feeds random traffic to many partitions and
+// checks every choice against the straightforward pick that looks at every
+// partition each time (scanPick, the algorithm before the heap): the same
+// buffer, the same wait, step by step, with partitions that start behind or
+// not, lag that comes and goes, timestamps missing or tied, and messages
+// that arrive between picks.
+func TestPickMatchesFullScan(t *testing.T) {
+	for seed := range int64(40) {
+		rng := rand.New(rand.NewPCG(uint64(seed), 7))
+		parts := 1 + rng.IntN(40)
+		alignWait := time.Duration(1+rng.IntN(3)) * time.Second
+		mk := func() ([]*buffer, *feed) {
+			var bufs []*buffer
+			for id := range parts {
+				b := &buffer{id: id, ch: make(chan kafka.Message, 1000), behind: true}
+				b.startLag.Store(-1)
+				bufs = append(bufs, b)
+			}
+			return bufs, newFeed(nil, bufs)
+		}
+		ref, _ := mk()
+		_, f := mk()
+		now := time.Unix(1_800_000_000, 0)
+		off := make([]int64, parts)
+		sec := make([]int, parts)
+		// A partition in five gets nothing: a reader that finds nothing to
+		// read at the start says so, and it is not waited for then.
+		silent := func(p int) bool { return p%5 == 4 }
+		var steps, picked int
+		for steps = 0; steps < 3000; steps++ {
+			// Messages arrive on a few partitions, or none.
+			for range rng.IntN(4) {
+				p := rng.IntN(parts)
+				if silent(p) {
+					continue
+				}
+				sec[p] += rng.IntN(3) // ties across partitions are common
+				ts := sec[p]
+				if rng.IntN(50) == 0 {
+					ts = -1 // an old producer's message without a timestamp
+				}
+				m := msg(p, off[p], ts, int64(rng.IntN(3)))
+				off[p]++
+				ref[p].ch <- m
+				f.send(m)
+			}
+			if steps < 8 { // readers learn their start lag, some within the align wait
+				p, lag := rng.IntN(parts), int64(rng.IntN(2))
+				if silent(p) {
+					lag = 0
+				}
+				ref[p].startLag.Store(lag)
+				f.parts[p].startLag.Store(lag)
+			}
+			now = now.Add(time.Duration(rng.IntN(300)) * time.Millisecond)
+			want, wantWait := scanPick(ref, now, alignWait)
+			got, gotWait := f.pick(now, alignWait)
+			if (want == nil) != (got == nil) || wantWait != gotWait || (want != nil && want.id != got.id) {
+				t.Fatalf("seed %d, %d partitions, step %d: picked %v (wait %v), want %v (wait %v)", seed, parts, steps, idOf(got), gotWait, idOf(want), wantWait)
+			}
+			if want != nil {
+				if w, g := want.take(), got.take(); w.Partition != g.Partition || w.Offset != g.Offset {
+					t.Fatalf("seed %d, step %d: took %+v, want %+v", seed, steps, g, w)
+				}
+				picked++
+			}
+		}
+		if picked < steps/2 {
+			t.Fatalf("seed %d: only %d of %d steps picked a message: the traffic tests too little", seed, picked, steps)
+		}
+	}
+}
+
+func idOf(b *buffer) any {
+	if b == nil {
+		return nil
+	}
+	return b.id
+}
+
+// scanPick is pick as it was before the heap: every partition polled and
+// compared on every call. The test's reference.
+func scanPick(parts []*buffer, now time.Time, alignWait time.Duration) (*buffer, time.Duration) {
+	var best *buffer
+	for _, b := range parts {
+		b.fill()
+		if !b.started && !b.full && b.startLag.Load() == 0 {
+			b.behind = false
+		}
+		if b.full && (best == nil || b.before(best)) {
+			best = b
+		}
+	}
+	if best == nil {
+		return nil, 0
+	}
+	var wait time.Duration
+	for _, b := range parts {
+		if !b.full && b.behind {
+			wait = b.waitFor(best, now, alignWait, wait)
+		}
+	}
+	if wait > 0 {
+		return nil, wait
+	}
+	return best, 0
 }

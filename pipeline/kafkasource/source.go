@@ -38,7 +38,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -75,28 +74,6 @@ type Source struct {
 	next     *feed             // the current generation's buffers
 
 	cur *feed // the generation Fetch hands out; used by Fetch alone
-}
-
-// feed is one generation's assignment and its partitions' read-ahead
-// buffers.
-type feed struct {
-	assign *pipeline.Assignment
-	parts  []*buffer // by partition ID
-	told   bool      // the assignment was handed out
-}
-
-// buffer is one partition's messages read ahead, and what Fetch knows of
-// the partition. Only its channel is shared with the partition's reader.
-type buffer struct {
-	id        int
-	ch        chan kafka.Message
-	startLag  atomic.Int64  // messages from the assigned offset on, as the reader found at its start; -1 unknown
-	started   bool          // a message was handed out
-	head      kafka.Message // the next message to hand out, if full
-	full      bool
-	behind    bool      // more messages are in the partition: wait for them
-	last      time.Time // timestamp of the last message handed out
-	waitSince time.Time // when Fetch began waiting for it; zero if not
 }
 
 var (
@@ -201,27 +178,30 @@ func (s *Source) run() {
 func (s *Source) begin(gen *kafka.Generation) {
 	parts := gen.Assignments[s.cfg.Topic]
 	slices.SortFunc(parts, func(a, b kafka.PartitionAssignment) int { return a.ID - b.ID })
-	f := &feed{assign: &pipeline.Assignment{Streams: make([]pipeline.Position, 0, len(parts))}}
+	assign := &pipeline.Assignment{Streams: make([]pipeline.Position, 0, len(parts))}
+	bufs := make([]*buffer, 0, len(parts))
 	capacity := max(1, s.cfg.QueueCapacity/max(1, len(parts)))
 	ids := make([]int, 0, len(parts))
 	s.mu.Lock()
-	s.gen, s.assigned, s.next = gen, map[int]bool{}, f
+	s.gen, s.assigned = gen, map[int]bool{}
 	for _, pa := range parts {
 		p := s.partitionLocked(pa.ID)
 		p.committed = max(pa.Offset, 0)
 		s.assigned[pa.ID] = true
-		f.assign.Streams = append(f.assign.Streams, pipeline.Position{Stream: p.stream, Topic: s.cfg.Topic, Partition: pa.ID, Offset: max(pa.Offset, 0)})
+		assign.Streams = append(assign.Streams, pipeline.Position{Stream: p.stream, Topic: s.cfg.Topic, Partition: pa.ID, Offset: max(pa.Offset, 0)})
 		// Nothing is known of a new partition: it is waited for once.
 		b := &buffer{id: pa.ID, ch: make(chan kafka.Message, capacity), behind: true}
 		b.startLag.Store(-1)
-		f.parts = append(f.parts, b)
+		bufs = append(bufs, b)
 		ids = append(ids, pa.ID)
 	}
+	f := newFeed(assign, bufs)
+	s.next = f
 	s.mu.Unlock()
 	s.signal()
 	s.log.Info().Int32("generation", gen.ID).Ints("partitions", ids).Msg("consumer group generation: partitions assigned")
 	for i, pa := range parts {
-		gen.Start(func(ctx context.Context) { s.read(ctx, pa, f.parts[i]) })
+		gen.Start(func(ctx context.Context) { s.read(ctx, pa, f, f.parts[i]) })
 	}
 }
 
@@ -236,7 +216,7 @@ func (s *Source) signal() {
 // read buffers one partition's messages from its assigned offset. It
 // first asks how many there are, so that Fetch does not wait for a
 // partition with nothing to read.
-func (s *Source) read(ctx context.Context, pa kafka.PartitionAssignment, b *buffer) {
+func (s *Source) read(ctx context.Context, pa kafka.PartitionAssignment, f *feed, b *buffer) {
 	r := kafka.NewReader(s.cfg.readerConfig(s.log, s.dialer, pa.ID))
 	defer func() {
 		if err := r.Close(); err != nil {
@@ -270,12 +250,10 @@ func (s *Source) read(ctx context.Context, pa kafka.PartitionAssignment, b *buff
 			}
 			continue
 		}
-		select {
-		case b.ch <- m:
-			s.signal()
-		case <-ctx.Done():
+		if !f.put(ctx, b, m) {
 			return
 		}
+		s.signal()
 	}
 }
 
@@ -352,77 +330,6 @@ func (s *Source) Fetch(ctx context.Context) (pipeline.Message, error) {
 		}
 	}
 }
-
-// pick returns the buffer whose head is to be handed out now, or nil and
-// how long to wait at most before asking again (0: until a buffer fills).
-// It first moves each empty buffer's next message, if any, to its head.
-func (f *feed) pick(now time.Time, alignWait time.Duration) (*buffer, time.Duration) {
-	var best *buffer
-	for _, b := range f.parts {
-		if !b.full {
-			select {
-			case b.head = <-b.ch:
-				b.full, b.waitSince = true, time.Time{}
-			default:
-			}
-		}
-		if !b.started && !b.full && b.startLag.Load() == 0 {
-			b.behind = false // nothing was there to read at the start
-		}
-		if b.full && (best == nil || b.before(best)) {
-			best = b
-		}
-	}
-	if best == nil {
-		return nil, 0
-	}
-	// Wait for an empty partition that is behind and whose next message may
-	// be older than best's, until it has been waited for alignWait.
-	var wait time.Duration
-	for _, b := range f.parts {
-		if b.full || !b.behind || (!b.last.IsZero() && b.last.After(best.head.Time)) {
-			continue
-		}
-		if b.waitSince.IsZero() {
-			b.waitSince = now
-		}
-		if left := alignWait - now.Sub(b.waitSince); left > 0 && (wait == 0 || left < wait) {
-			wait = left
-		}
-	}
-	if wait > 0 {
-		return nil, wait
-	}
-	return best, 0
-}
-
-// before orders heads by timestamp (a message without one, from an old
-// producer, ranks as the oldest), then the partition with more messages
-// after it, then the lower partition.
-func (b *buffer) before(o *buffer) bool {
-	if t, u := b.head.Time, o.head.Time; !t.Equal(u) {
-		return t.Before(u)
-	}
-	if l, k := lagAfter(b.head), lagAfter(o.head); l != k {
-		return l > k
-	}
-	return b.id < o.id
-}
-
-// take hands out the head and remembers whether the partition has more.
-func (b *buffer) take() kafka.Message {
-	m := b.head
-	b.head, b.full, b.started = kafka.Message{}, false, true
-	b.behind = lagAfter(m) > 0
-	if !m.Time.IsZero() {
-		b.last = m.Time
-	}
-	return m
-}
-
-// lagAfter is how many messages the partition held after m when m was
-// fetched.
-func lagAfter(m kafka.Message) int64 { return max(0, m.HighWaterMark-m.Offset-1) }
 
 func (s *Source) message(m kafka.Message) pipeline.Message {
 	p := s.partition(m.Partition)
