@@ -158,7 +158,8 @@ test-api-clickhouse:
 
 ## bench-steady: the steady-state figures of issue 13: each windowed
 ## stage's cost at 1x/3x/10x its population, the Kafka source's choice of
-## the next message with 1 to 256 partitions, the output encoder against
+## the next message with 1 to 256 partitions and the correlator's release
+## with 1 to 96, the output encoder against
 ## encoding/json, and 31 minutes of production-shaped traffic (internal/loadgen,
 ## 1,000 calls/s, 3x the longest window) through the whole engine on one core:
 ## throughput and RSS per third, ratio to a plain JSON decode; the bytes per
@@ -174,6 +175,7 @@ bench-steady:
 	$(GO) test -run='^$$' -bench='^BenchmarkExchangeJSON$$' -benchtime=100000x -benchmem -count=1 ./schema && \
 	$(GO) test -run='^$$' -bench='^BenchmarkWindowCost$$' -benchtime=200000x -cpu=1 -benchmem -count=1 -timeout=30m ./pipeline && \
 	$(GO) test -run='^$$' -bench='^BenchmarkPick$$' -benchtime=300000x -cpu=1 -count=1 ./pipeline/kafkasource && \
+	$(GO) test -run='^$$' -bench='^BenchmarkReleaseStreams$$' -benchtime=3x -cpu=1 -count=1 ./pipeline && \
 	$(GO) test -run='^$$' -bench='^BenchmarkSteadyState$$' -benchtime=1x -cpu=1 -count=1 -timeout=90m ./pipeline && \
 	$(GO) test -run='^$$' -bench='^(BenchmarkChainsMemory|BenchmarkDedupeMemory|BenchmarkClockMemory)$$' -benchtime=1x -count=1 ./pipeline && \
 	$(GO) test -run='^$$' -bench='^BenchmarkIngestRSS$$' -benchtime=1x -count=1 -timeout=30m ./cmd/ingest && \

@@ -95,6 +95,7 @@ type stream struct {
 	lastLine time.Time
 	pending  halfHeap
 	merging  groupHeap
+	flow     int // index in correlator.flowing; -1 if not there
 }
 
 // correlator pairs request and response events into observations, merges
@@ -104,16 +105,24 @@ type stream struct {
 // (apart from idle advance): replaying the same input gives the same
 // output. A correlator is not safe for concurrent use.
 type correlator struct {
-	cfg       CorrelatorConfig
-	waiting   map[hkey]*half // by pair key, oldest first (a list through next)
-	h         keyHasher      // of pair keys
-	streams   map[string]*stream
-	order     []*stream // by stream name: releases are deterministic
-	npending  int
-	bytes     int64
-	merging   mergeSet
-	evictions int
-	now       func() time.Time // wall clock, for idle advance only
+	cfg     CorrelatorConfig
+	waiting map[hkey]*half // by pair key, oldest first (a list through next)
+	h       keyHasher      // of pair keys
+	streams map[string]*stream
+	order   []*stream // by stream name: releases are deterministic
+	// flowing holds the streams with an event time, slowest first, for
+	// slowest: a stream leaves it when found at the top without a line
+	// for the idle advance, and comes back with its next line.
+	flowing flowHeap
+	// exhaustive makes Release release every stream in full and slowest
+	// scan every stream: the two without their shortcuts, for tests to
+	// compare them with.
+	exhaustive bool
+	npending   int
+	bytes      int64
+	merging    mergeSet
+	evictions  int
+	now        func() time.Time // wall clock, for idle advance only
 	// idle is the engine's IdleAdvance: a stream without a line for this
 	// long no longer holds other streams' merges back (slowest).
 	idle time.Duration
@@ -150,7 +159,7 @@ func (c *correlator) Evictions() int { return c.evictions }
 func (c *correlator) stream(p Position) *stream {
 	st := c.streams[p.Stream]
 	if st == nil {
-		st = &stream{pos: p}
+		st = &stream{pos: p, flow: -1}
 		st.pos.Offset = 0
 		c.streams[p.Stream] = st
 		i, _ := slices.BinarySearchFunc(c.order, p.Stream, func(s *stream, name string) int { return strings.Compare(s.pos.Stream, name) })
@@ -172,9 +181,12 @@ func (c *correlator) add(ev *schema.Event, pos Position, saved bool) {
 	// An event loaded from the state does not move event time: the
 	// stream's mark gave it back (resume), or the held events read again
 	// after it will.
-	if ts := c.eventTime(st, ev); !saved && ts.After(st.maxTS) {
+	ts := c.eventTime(st, ev)
+	moved := !saved && ts.After(st.maxTS)
+	if moved {
 		st.maxTS = ts
 	}
+	c.flows(st, moved)
 	if ev.Kind == schema.KindExchange {
 		o := &observation{req: ev, resp: ev, ts: ev.TS}
 		o.hold(pos, saved, ev)
@@ -341,11 +353,25 @@ func (c *correlator) takeFreshObservations() []*observation {
 // resume restores a stream's event time from the state.
 func (c *correlator) resume(p Position, maxTS time.Time) {
 	st := c.stream(p)
-	if maxTS.After(st.maxTS) {
+	moved := maxTS.After(st.maxTS)
+	if moved {
 		st.maxTS = maxTS
 	}
 	st.lastInput = c.now()
 	st.lastLine = st.lastInput
+	c.flows(st, moved)
+}
+
+// flows keeps st, which just had a line, in the flowing heap; moved says
+// its event time changed.
+func (c *correlator) flows(st *stream, moved bool) {
+	switch {
+	case st.maxTS.IsZero():
+	case st.flow < 0:
+		heap.Push(&c.flowing, st)
+	case moved:
+		heap.Fix(&c.flowing, st.flow)
+	}
 }
 
 // AdvanceIdle moves the event time of every stream that has had no input
@@ -359,6 +385,9 @@ func (c *correlator) AdvanceIdle(idle time.Duration) {
 		if d := now.Sub(st.lastInput); d >= idle && !st.maxTS.IsZero() {
 			st.maxTS = st.maxTS.Add(d)
 			st.lastInput = now
+			if st.flow >= 0 {
+				heap.Fix(&c.flowing, st.flow)
+			}
 		}
 	}
 }
@@ -419,17 +448,79 @@ func (c *correlator) watermark(st *stream, slowest time.Time) time.Time {
 // passed and emits, in event-time order, every merged exchange that no
 // earlier pending request of its stream can still precede. With final set
 // (end of input) everything pending is expired and emitted.
+//
+// It runs after every line, over every stream: a stream with nothing due
+// is passed over on a few integer comparisons (due), so that a consumer
+// of many partitions does not pay each of them a full release per line.
 func (c *correlator) Release(final bool, emit func(*group)) {
 	slowest := c.slowest()
+	ns := slowestNS(slowest)
 	for _, st := range c.order {
+		if !final && !c.exhaustive && !c.due(st, ns) {
+			continue
+		}
 		wm := c.watermark(st, slowest)
 		for len(st.pending) > 0 && (final || !time.Unix(0, st.pending[0].ts).Add(c.cfg.PairWindow).After(wm)) {
 			c.expire(st.pending[0], false)
 		}
 	}
+	quiet := c.merging.quietUntil()
 	for _, st := range c.order {
+		if !final && !c.exhaustive {
+			// Nothing due: only settle, if it has anything to do.
+			if wm := c.mergeTimeNS(st, ns); !c.merging.firstDue(&st.merging, wm) {
+				if wm > quiet {
+					c.merging.settle(c.mergeTime(st, slowest))
+					quiet = c.merging.quietUntil()
+				}
+				continue
+			}
+		}
 		c.merging.release(&st.merging, final, c.mergeTime(st, slowest), emit)
+		quiet = c.merging.quietUntil()
 	}
+}
+
+// due says whether st's oldest waiting half may have passed its pair
+// window by st's watermark (watermark, in Unix nanoseconds). A stream
+// without an event time has no watermark, so nothing of it is due.
+func (c *correlator) due(st *stream, slowest optNS) bool {
+	if len(st.pending) == 0 || st.maxTS.IsZero() {
+		return false
+	}
+	pw := int64(c.cfg.PairWindow)
+	return st.pending[0].ts+pw <= heldBackNS(st.maxTS.UnixNano(), slowest, pw)-int64(c.cfg.Lateness)
+}
+
+// mergeTimeNS is mergeTime in Unix nanoseconds; math.MinInt64 for a
+// stream without an event time, whose merge windows never close early.
+func (c *correlator) mergeTimeNS(st *stream, slowest optNS) int64 {
+	if st.maxTS.IsZero() {
+		return math.MinInt64
+	}
+	return heldBackNS(st.maxTS.UnixNano(), slowest, int64(c.cfg.Lateness))
+}
+
+// optNS is an event time in Unix nanoseconds, if set (the zero time
+// is not).
+type optNS struct {
+	ns  int64
+	set bool
+}
+
+func slowestNS(t time.Time) optNS {
+	if t.IsZero() {
+		return optNS{}
+	}
+	return optNS{ns: t.UnixNano(), set: true}
+}
+
+// heldBackNS is heldBack in Unix nanoseconds.
+func heldBackNS(maxTS int64, slowest optNS, hold int64) int64 {
+	if !slowest.set || slowest.ns >= maxTS {
+		return maxTS
+	}
+	return max(slowest.ns, maxTS-hold)
 }
 
 // extraWait is how much longer than the merge window exchanges wait now,
@@ -451,10 +542,20 @@ func (c *correlator) slowest() time.Time {
 		return t
 	}
 	now := c.now()
-	for _, st := range c.order {
-		if !st.maxTS.IsZero() && now.Sub(st.lastLine) < c.idle && (t.IsZero() || st.maxTS.Before(t)) {
-			t = st.maxTS
+	if c.exhaustive {
+		for _, st := range c.order {
+			if !st.maxTS.IsZero() && now.Sub(st.lastLine) < c.idle && (t.IsZero() || st.maxTS.Before(t)) {
+				t = st.maxTS
+			}
 		}
+		return t
+	}
+	for len(c.flowing) > 0 {
+		st := c.flowing[0]
+		if now.Sub(st.lastLine) < c.idle {
+			return st.maxTS
+		}
+		heap.Pop(&c.flowing) // until its next line
 	}
 	return t
 }
@@ -479,6 +580,29 @@ func (c *correlator) heldBack(st *stream, slowest time.Time, hold time.Duration)
 		return st.maxTS
 	}
 	return later(slowest, st.maxTS.Add(-hold))
+}
+
+// flowHeap orders streams by event time, oldest first.
+type flowHeap []*stream
+
+func (h flowHeap) Len() int           { return len(h) }
+func (h flowHeap) Less(i, j int) bool { return h[i].maxTS.Before(h[j].maxTS) }
+func (h flowHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].flow, h[j].flow = i, j
+}
+func (h *flowHeap) Push(x any) {
+	st := x.(*stream)
+	st.flow = len(*h)
+	*h = append(*h, st)
+}
+func (h *flowHeap) Pop() any {
+	old := *h
+	st := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	st.flow = -1
+	return st
 }
 
 // halfHeap orders waiting halves by event time.

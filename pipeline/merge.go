@@ -3,6 +3,7 @@ package pipeline
 import (
 	"container/heap"
 	"container/list"
+	"math"
 	"slices"
 	"time"
 
@@ -558,10 +559,8 @@ func later(a, b time.Time) time.Time {
 // attempt, since a re-send starts after the attempt it repeats completed,
 // and source positions stay uncommitted while the request waits.
 func (m *mergeSet) release(h *groupHeap, final bool, wm time.Time, emit func(*group)) {
-	m.expireReleased(wm)
-	m.clocks.expire(wm)
 	at := wm // the release time kept for missed merges; wm is held back by the extra wait
-	wm = wm.Add(-m.extraWait(wm))
+	wm = m.settle(wm)
 	for len(*h) > 0 {
 		g := (*h)[0].g
 		if t := m.waitsFor(g, h, wm); t == pendingCall {
@@ -592,6 +591,42 @@ func (m *mergeSet) release(h *groupHeap, final bool, wm time.Time, emit func(*gr
 		m.settleCancel(g)
 		emit(g)
 	}
+}
+
+// settle is what release does at the merge time wm before it looks at a
+// group: it forgets the released exchanges and the observer clocks wm has
+// passed, and returns wm held back by the extra wait.
+func (m *mergeSet) settle(wm time.Time) time.Time {
+	m.expireReleased(wm)
+	m.clocks.expire(wm)
+	return wm.Add(-m.extraWait(wm))
+}
+
+// firstDue says whether the first group of h has its window closed by the
+// merge time wm (Unix nanoseconds) held back by the extra wait. When it
+// has not, release at wm emits nothing, and does nothing but settle that a
+// later release would not do the same (the wait of a group behind another,
+// which release sets on the group at the top, it sets again when that
+// group's window closes).
+func (m *mergeSet) firstDue(h *groupHeap, wm int64) bool {
+	return len(*h) > 0 && (*h)[0].due <= wm-m.extraWaitNS(wm)
+}
+
+// quietUntil is the latest merge time (Unix nanoseconds) at which settle
+// would forget nothing: no released exchange, no observer's clock, and
+// not the extra wait, which it forgets once it has faded.
+func (m *mergeSet) quietUntil() int64 {
+	quiet := int64(math.MaxInt64)
+	if m.lag > 0 {
+		quiet = m.lagAt.UnixNano() + int64(lagFade) - 1
+	}
+	if q := &m.released.queue; q.head < len(q.keys) {
+		quiet = min(quiet, q.keys[q.head].at+int64(m.pairWindow))
+	}
+	if r := &m.clocks.ring; r.len() > 0 {
+		quiet = min(quiet, r.front().ts+int64(clockIdle))
+	}
+	return quiet
 }
 
 // pendingCall is what waitsFor returns for a cancel whose call is still

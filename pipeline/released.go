@@ -269,6 +269,24 @@ func (m *mergeSet) extraWait(now time.Time) time.Duration {
 		m.lag = 0
 		return 0
 	}
+	return m.fading(since)
+}
+
+// extraWaitNS is extraWait at now in Unix nanoseconds, without forgetting
+// a lag that has faded (settle does).
+func (m *mergeSet) extraWaitNS(now int64) int64 {
+	if m.lag <= 0 {
+		return 0
+	}
+	since := time.Duration(now - m.lagAt.UnixNano())
+	if since >= lagFade {
+		return 0
+	}
+	return int64(m.fading(since))
+}
+
+// fading is the extra wait since the last late view, less than lagFade.
+func (m *mergeSet) fading(since time.Duration) time.Duration {
 	if since <= 0 {
 		return m.lag
 	}
