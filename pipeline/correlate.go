@@ -467,6 +467,9 @@ func (c *correlator) Release(final bool, emit func(*group)) {
 	quiet := c.merging.quietUntil()
 	for _, st := range c.order {
 		if !final && !c.exhaustive {
+			if st.maxTS.IsZero() {
+				continue // no event time yet: no window of it closes
+			}
 			// Nothing due: only settle, if it has anything to do.
 			if wm := c.mergeTimeNS(st, ns); !c.merging.firstDue(&st.merging, wm) {
 				if wm > quiet {
@@ -492,12 +495,9 @@ func (c *correlator) due(st *stream, slowest optNS) bool {
 	return st.pending[0].ts+pw <= heldBackNS(st.maxTS.UnixNano(), slowest, pw)-int64(c.cfg.Lateness)
 }
 
-// mergeTimeNS is mergeTime in Unix nanoseconds; math.MinInt64 for a
-// stream without an event time, whose merge windows never close early.
+// mergeTimeNS is mergeTime in Unix nanoseconds, for a stream with an
+// event time.
 func (c *correlator) mergeTimeNS(st *stream, slowest optNS) int64 {
-	if st.maxTS.IsZero() {
-		return math.MinInt64
-	}
 	return heldBackNS(st.maxTS.UnixNano(), slowest, int64(c.cfg.Lateness))
 }
 

@@ -604,10 +604,9 @@ func (m *mergeSet) settle(wm time.Time) time.Time {
 
 // firstDue says whether the first group of h has its window closed by the
 // merge time wm (Unix nanoseconds) held back by the extra wait. When it
-// has not, release at wm emits nothing, and does nothing but settle that a
-// later release would not do the same (the wait of a group behind another,
-// which release sets on the group at the top, it sets again when that
-// group's window closes).
+// has not, release at wm emits nothing, and besides settle it only moves
+// the wait of a group that waits for another, which a later release sets
+// the same way once that group's window closes.
 func (m *mergeSet) firstDue(h *groupHeap, wm int64) bool {
 	return len(*h) > 0 && (*h)[0].due <= wm-m.extraWaitNS(wm)
 }
