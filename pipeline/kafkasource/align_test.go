@@ -339,3 +339,61 @@ func scanPick(parts []*buffer, now time.Time, alignWait time.Duration) (*buffer,
 	}
 	return best, 0
 }
+
+// TestPickWithConcurrentReaders runs a reader goroutine per partition
+// that queues its messages as Source.read does (put, then a wake-up) while
+// one consumer picks and takes as Fetch does, waiting for a wake-up when
+// nothing is picked. Every message must come out once, each partition's in
+// offset order: a lost notice would leave a message queued and the
+// consumer waiting for ever.
+func TestPickWithConcurrentReaders(t *testing.T) {
+	const parts, per = 64, 500
+	var bufs []*buffer
+	for id := range parts {
+		b := &buffer{id: id, ch: make(chan kafka.Message, 1+id%4), behind: true}
+		b.startLag.Store(-1)
+		bufs = append(bufs, b)
+	}
+	f := newFeed(nil, bufs)
+	wake := make(chan struct{}, 1)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	for p := range parts {
+		go func() {
+			f.parts[p].startLag.Store(per)
+			for off := range int64(per) {
+				// Timestamps interleave across partitions; the last
+				// message of each says nothing follows it.
+				m := msg(p, off, int(off)*parts+(p*7)%parts, int64(per)-off-1)
+				if !f.put(ctx, f.parts[p], m) {
+					return
+				}
+				select {
+				case wake <- struct{}{}:
+				default:
+				}
+			}
+		}()
+	}
+	next := make([]int64, parts)
+	for got := 0; got < parts*per; {
+		b, wait := f.pick(time.Now(), 0)
+		if b == nil {
+			if wait != 0 {
+				t.Fatalf("no align wait set, yet asked to wait %v", wait)
+			}
+			select {
+			case <-wake:
+			case <-ctx.Done():
+				t.Fatalf("%d of %d messages out, then nothing picked for a minute with messages still to come: a notice was lost", got, parts*per)
+			}
+			continue
+		}
+		m := b.take()
+		if m.Offset != next[m.Partition] {
+			t.Fatalf("partition %d: offset %d out after %d", m.Partition, m.Offset, next[m.Partition]-1)
+		}
+		next[m.Partition]++
+		got++
+	}
+}

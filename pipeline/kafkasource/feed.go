@@ -17,11 +17,12 @@ import (
 //
 // Choosing the next message costs O(log n) in the n partitions assigned,
 // not O(n): the buffers holding a head wait in a heap ordered by it
-// (ready); a buffer's channel is polled only when its reader said the
-// channel went from empty to not (noted) or when its head was just handed
-// out (out); and only the empty buffers whose partition has more to read
-// are looked at for the align wait (waiting). A consumer with hundreds of
-// partitions pays for the one it took from, caught up or not.
+// (ready); a buffer's channel is polled when its head was just handed out
+// (out), and else only once its reader has queued a message since Fetch
+// found the buffer idle (noted); and only the empty buffers whose
+// partition has more to read are looked at for the align wait (waiting).
+// A consumer with hundreds of partitions pays for the one it took from,
+// caught up or not.
 type feed struct {
 	assign *pipeline.Assignment
 	parts  []*buffer // by partition ID
@@ -54,6 +55,9 @@ type buffer struct {
 	waitSince time.Time // when Fetch began waiting for it; zero if not
 	index     int       // in feed.ready; -1 if not there
 	inWaiting bool      // in feed.waiting
+	// watched is false only while the buffer is idle (no head, nothing
+	// queued when last polled): the reader's next message notes it.
+	watched atomic.Bool
 }
 
 // newFeed returns the feed of parts, every buffer to be polled once and,
@@ -62,19 +66,16 @@ func newFeed(assign *pipeline.Assignment, parts []*buffer) *feed {
 	f := &feed{assign: assign, parts: parts}
 	for _, b := range parts {
 		b.index = -1
+		b.watched.Store(true)
 		f.note(b)
 	}
 	return f
 }
 
-// put queues m on b for Fetch, as b's reader does: the feed is told when
-// b's channel goes from empty to not, so that pick polls only the
-// channels that may hold something. False if ctx ended first.
+// put queues m on b for Fetch, as b's reader does, and notes b if Fetch
+// found it idle since: pick polls only the channels that may hold
+// something. False if ctx ended first.
 func (f *feed) put(ctx context.Context, b *buffer, m kafka.Message) bool {
-	// The reader is the only sender, so a channel seen empty here holds
-	// at most m when noted; one seen non-empty is polled anyway, when
-	// pick finds what it holds or hands out b's head.
-	wasEmpty := len(b.ch) == 0
 	select {
 	case b.ch <- m: // room: the common case, without a select's cost
 	default:
@@ -84,7 +85,7 @@ func (f *feed) put(ctx context.Context, b *buffer, m kafka.Message) bool {
 			return false
 		}
 	}
-	if wasEmpty {
+	if b.watched.CompareAndSwap(false, true) {
 		f.note(b)
 	}
 	return true
@@ -100,7 +101,7 @@ func (f *feed) note(b *buffer) {
 // poll moves b's next message, if any, to its head, and files b: in the
 // heap if it has a head, else among the waiting if it may be behind.
 func (f *feed) poll(b *buffer) {
-	b.fill()
+	b.fillOrIdle()
 	switch {
 	case b.full:
 		if b.index < 0 {
@@ -121,7 +122,7 @@ func (f *feed) pick(now time.Time, alignWait time.Duration) (*buffer, time.Durat
 		// message, if there, takes the head's place (one sift down)
 		// instead of a pop and a push.
 		f.out = nil
-		if b.fill() {
+		if b.fillOrIdle() {
 			heap.Fix(&f.ready, b.index)
 		} else {
 			heap.Remove(&f.ready, b.index)
@@ -189,6 +190,18 @@ func (f *feed) settleWaiting() []*buffer {
 	clear(f.waiting[len(w):])
 	f.waiting = w
 	return w
+}
+
+// fillOrIdle is fill, and when nothing is queued, marks b idle, so that
+// its reader notes it with its next message. It polls again after the
+// mark: a message queued before it, which the reader did not note, is
+// taken now.
+func (b *buffer) fillOrIdle() bool {
+	if b.fill() {
+		return true
+	}
+	b.watched.Store(false)
+	return b.fill()
 }
 
 // fill moves the next message buffered, if any and if there is no head,
