@@ -37,69 +37,7 @@ import (
 // took the chain's place first (README, "Held events"). Without the index of unreleased
 // calls 1,463 of the 3,506 miss it.
 func TestUnkeyedKillsMatchTruth(t *testing.T) {
-	brokers := kafkatest.Brokers(t)
-	topic, truth, lines := kafkatest.UnkeyedLoad(t, brokers, 3, loadgen.Config{Seed: 101, Calls: 30_000, ClientShare: 0.3, GiveUpShare: 0.3})
-
-	db := filepath.Join(t.TempDir(), "unkeyed.duckdb")
-	group := "unkeyed-" + topic
-	metrics := fmt.Sprintf("127.0.0.1:%d", kafkatest.FreePortPair(t))
-	args := []string{"--from", fmt.Sprintf("kafka://%s/%s?group=%s", brokers, topic, group), "--to", "duckdb:" + db,
-		"--listen", metrics, "--pair-window", "40s"}
-	committed := func() int64 {
-		n, err := kafkatest.Committed(brokers, group, topic)
-		if err != nil {
-			return -1
-		}
-		return n
-	}
-	for _, after := range []time.Duration{4 * time.Second, 9 * time.Second} {
-		p := startIngest(t, args...)
-		waitFor(t, "a first commit", 120*time.Second, func() bool { return committed() > 0 })
-		time.Sleep(after)
-		_ = p.cmd.Process.Signal(syscall.SIGKILL)
-		_ = p.cmd.Wait()
-	}
-	last := startIngest(t, args...)
-	waitDrained(t, metrics, lines, committed)
-	if err := last.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	if err := last.cmd.Wait(); err != nil {
-		t.Fatalf("graceful stop: %v\n%s", err, last.stderr)
-	}
-
-	store, err := duckstore.OpenReadOnly(context.Background(), db, duckstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	rows, err := store.DB().QueryContext(context.Background(), `SELECT exchange_id, request_event_id, outcome, sources, ts, end_ts, retry_of, attempt FROM exchanges`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var stored []schema.Exchange
-	for rows.Next() {
-		var x schema.Exchange
-		var sources []any
-		if err := rows.Scan(&x.ExchangeID, &x.RequestEventID, &x.Outcome, &sources, &x.TS, &x.EndTS, &x.RetryOf, &x.Attempt); err != nil {
-			t.Fatal(err)
-		}
-		for _, s := range sources {
-			x.Sources = append(x.Sources, fmt.Sprint(s))
-		}
-		stored = append(stored, x)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	matchTruth(t, truth, stored, func(id string) bool {
-		var n int
-		if err := store.DB().QueryRow(`SELECT count(*) FROM ingest_waiting WHERE event_id = $1`, id).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n == 1
-	})
+	truth, stored := unkeyedKills(t, 3, loadgen.Config{Seed: 101, Calls: 30_000, ClientShare: 0.3, GiveUpShare: 0.3}, 4*time.Second, 9*time.Second)
 	byReq := map[string]schema.Exchange{}
 	for _, x := range stored {
 		byReq[x.RequestEventID] = x
@@ -174,4 +112,87 @@ func matchTruth(t *testing.T, truth *loadgen.Truth, stored []schema.Exchange, wa
 	if r != (loadgen.Tally{}) || len(stored)+held != truth.Exchanges {
 		t.Errorf("%d records, %+v: want the truth, every call once", len(stored), r)
 	}
+}
+
+// TestManyPartitionsMatchTruth: the same shape on 24 unkeyed partitions,
+// as an ingester that owns many partitions reads them: the Kafka source
+// picks among 24 buffers filled by 24 readers, and the correlator releases
+// 24 streams, passing over those with nothing due. SIGKILLed once while it
+// catches up, the store must hold the generator's truth.
+func TestManyPartitionsMatchTruth(t *testing.T) {
+	unkeyedKills(t, 24, loadgen.Config{Seed: 241, Calls: 20_000, ClientShare: 0.3}, 5*time.Second)
+}
+
+// unkeyedKills produces cfg's traffic on partitions unkeyed partitions of
+// the real broker, ingests it into DuckDB with a SIGKILL the given time
+// after each first commit and a restart from the stored state, then a
+// last run until everything is committed and stored. It fails unless the
+// store holds the truth (matchTruth), and returns the truth and the
+// stored records.
+func unkeyedKills(t *testing.T, partitions int, cfg loadgen.Config, kills ...time.Duration) (*loadgen.Truth, []schema.Exchange) {
+	t.Helper()
+	brokers := kafkatest.Brokers(t)
+	topic, truth, lines := kafkatest.UnkeyedLoad(t, brokers, partitions, cfg)
+
+	db := filepath.Join(t.TempDir(), "unkeyed.duckdb")
+	group := "unkeyed-" + topic
+	metrics := fmt.Sprintf("127.0.0.1:%d", kafkatest.FreePortPair(t))
+	args := []string{"--from", fmt.Sprintf("kafka://%s/%s?group=%s", brokers, topic, group), "--to", "duckdb:" + db,
+		"--listen", metrics, "--pair-window", "40s"}
+	committed := func() int64 {
+		n, err := kafkatest.Committed(brokers, group, topic)
+		if err != nil {
+			return -1
+		}
+		return n
+	}
+	for _, after := range kills {
+		p := startIngest(t, args...)
+		waitFor(t, "a first commit", 120*time.Second, func() bool { return committed() > 0 })
+		time.Sleep(after)
+		_ = p.cmd.Process.Signal(syscall.SIGKILL)
+		_ = p.cmd.Wait()
+	}
+	last := startIngest(t, args...)
+	waitDrained(t, metrics, lines, committed)
+	if err := last.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := last.cmd.Wait(); err != nil {
+		t.Fatalf("graceful stop: %v\n%s", err, last.stderr)
+	}
+
+	store, err := duckstore.OpenReadOnly(context.Background(), db, duckstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	rows, err := store.DB().QueryContext(context.Background(), `SELECT exchange_id, request_event_id, outcome, sources, ts, end_ts, retry_of, attempt FROM exchanges`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var stored []schema.Exchange
+	for rows.Next() {
+		var x schema.Exchange
+		var sources []any
+		if err := rows.Scan(&x.ExchangeID, &x.RequestEventID, &x.Outcome, &sources, &x.TS, &x.EndTS, &x.RetryOf, &x.Attempt); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range sources {
+			x.Sources = append(x.Sources, fmt.Sprint(s))
+		}
+		stored = append(stored, x)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	matchTruth(t, truth, stored, func(id string) bool {
+		var n int
+		if err := store.DB().QueryRow(`SELECT count(*) FROM ingest_waiting WHERE event_id = $1`, id).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n == 1
+	})
+	return truth, stored
 }
