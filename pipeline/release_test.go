@@ -1,11 +1,9 @@
 package pipeline
 
 import (
-	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"strconv"
 	"testing"
 	"time"
 
@@ -15,22 +13,19 @@ import (
 
 // TestReleasePassesOverStreamsExactly reads production-shaped traffic
 // (150 s of event time at 80 calls/s, longer than the pair window, 2% of
-// the requests never answered) from 48 partitions by no key, some of them pausing for longer than the
-// idle advance and then catching up, and releases after every line twice:
-// with Release's shortcuts (a stream with nothing due passed over, the
-// slowest stream kept in a heap) and without them (every stream released
-// in full, the slowest found by a scan). Both must emit the same groups,
-// of the same views, closed at the same time, in the same order.
+// the requests never answered) from 48 partitions by no key, some of them
+// pausing for longer than the idle advance, and releases after every line
+// twice: with Release's shortcuts (a stream with nothing due passed over,
+// the slowest stream kept in a heap) and without them (every stream
+// released in full, the slowest found by a scan). Both must emit the same
+// groups, of the same views, closed at the same time, in the same order,
+// and leave the merge set holding the same besides its groups.
 func TestReleasePassesOverStreamsExactly(t *testing.T) {
 	g, err := loadgen.New(loadgen.Config{Seed: 21, Calls: 12_000, Rate: 80, NoResponseShare: 0.02})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var lines [][]byte
-	for _, line := range g.Lines() {
-		lines = append(lines, bytes.Clone(line))
-	}
-	msgs := pausing(lines, 48)
+	msgs := pausing(linesOf(g), 48)
 	fast, fastStalls, fastState := releaseAll(t, msgs, false)
 	full, fullStalls, fullState := releaseAll(t, msgs, true)
 	if len(fast) < 12_000 {
@@ -39,36 +34,39 @@ func TestReleasePassesOverStreamsExactly(t *testing.T) {
 	if fastStalls == 0 || fastStalls != fullStalls {
 		t.Fatalf("streams stalled at a release: %d with the shortcuts, %d without; want some, and the same", fastStalls, fullStalls)
 	}
-	for i := range min(len(fast), len(full)) {
-		if fast[i] != full[i] {
-			t.Fatalf("group %d of %d: %s with the shortcuts, %s without", i, len(full), fast[i], full[i])
-		}
+	if i, ok := firstDiff(fast, full); !ok {
+		t.Fatalf("group %d: %s with the shortcuts, %s without (%d and %d groups)", i, at(fast, i), at(full, i), len(fast), len(full))
 	}
-	if len(fast) != len(full) {
-		t.Fatalf("%d groups with the shortcuts, %d without", len(fast), len(full))
-	}
-	if i := slices.Compare(fastState, fullState); i != 0 {
-		for i := range fastState {
-			if fastState[i] != fullState[i] {
-				t.Fatalf("after line %d: released ids, clocks, extra wait and groups waiting %s with the shortcuts, %s without", (i+1)*100, fastState[i], fullState[i])
-			}
-		}
+	if i, ok := firstDiff(fastState, fullState); !ok {
+		t.Fatalf("after line %d: released ids, clocks, extra wait and groups waiting %s with the shortcuts, %s without", (i+1)*100, at(fastState, i), at(fullState, i))
 	}
 	t.Logf("%d groups from %d lines, the same both ways; a stream stalled at %d releases", len(fast), len(msgs), fastStalls)
+}
+
+// firstDiff returns the first index where a and b differ, and whether
+// they are equal.
+func firstDiff(a, b []string) (int, bool) {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i, false
+		}
+	}
+	return min(len(a), len(b)), len(a) == len(b)
+}
+
+// at is s[i], or "nothing" past its end.
+func at(s []string, i int) string {
+	if i < len(s) {
+		return s[i]
+	}
+	return "nothing"
 }
 
 // pausing places lines on n partitions at random and reads them in
 // rounds, two to four lines of each partition a round, except that every
 // fifth partition pauses for a stretch of rounds now and then.
 func pausing(lines [][]byte, n int) []Message {
-	rng := rand.New(rand.NewPCG(3, 4))
-	parts := make([][]Message, n)
-	for _, line := range lines {
-		p := rng.IntN(n)
-		parts[p] = append(parts[p], Message{Value: line, Pos: Position{
-			Stream: "mcp/" + strconv.Itoa(p), Topic: "mcp", Partition: p, Offset: int64(len(parts[p])),
-		}})
-	}
+	parts := scatter(lines, n, rand.New(rand.NewPCG(3, 4)))
 	next := make([]int, n)
 	var msgs []Message
 	for round := 0; len(msgs) < len(lines); round++ {
@@ -148,10 +146,7 @@ func BenchmarkReleaseStreams(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var lines [][]byte
-	for _, line := range g.Lines() {
-		lines = append(lines, bytes.Clone(line))
-	}
+	lines := linesOf(g)
 	for _, streams := range []int{1, 3, 12, 48, 96} {
 		msgs := pausing(lines, streams)
 		for _, mode := range []string{"fast", "full"} {

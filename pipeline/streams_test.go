@@ -186,14 +186,7 @@ func TestUnkeyedPartitionsAtDifferentPaces(t *testing.T) {
 // without keys does, and reads them fetch(p) lines at a time from each
 // partition p in turn.
 func unkeyed(g *loadgen.Generator, n int, fetch func(p int) int) []Message {
-	parts := make([][]Message, n)
-	rng := rand.New(rand.NewPCG(1, 2))
-	for _, line := range g.Lines() {
-		p := rng.IntN(n)
-		parts[p] = append(parts[p], Message{Value: bytes.Clone(line), Pos: Position{
-			Stream: "mcp/" + strconv.Itoa(p), Topic: "mcp", Partition: p, Offset: int64(len(parts[p])),
-		}})
-	}
+	parts := scatter(linesOf(g), n, rand.New(rand.NewPCG(1, 2)))
 	var msgs []Message
 	for i := 0; len(msgs) < g.Truth().Lines; i++ {
 		for p, part := range parts {
@@ -202,6 +195,28 @@ func unkeyed(g *loadgen.Generator, n int, fetch func(p int) int) []Message {
 		}
 	}
 	return msgs
+}
+
+// linesOf returns g's lines, each a copy (Lines reuses its buffers).
+func linesOf(g *loadgen.Generator) [][]byte {
+	var lines [][]byte
+	for _, line := range g.Lines() {
+		lines = append(lines, bytes.Clone(line))
+	}
+	return lines
+}
+
+// scatter places lines on n partitions of topic "mcp" at random, by rng,
+// as a producer without keys does.
+func scatter(lines [][]byte, n int, rng *rand.Rand) [][]Message {
+	parts := make([][]Message, n)
+	for _, line := range lines {
+		p := rng.IntN(n)
+		parts[p] = append(parts[p], Message{Value: line, Pos: Position{
+			Stream: "mcp/" + strconv.Itoa(p), Topic: "mcp", Partition: p, Offset: int64(len(parts[p])),
+		}})
+	}
+	return parts
 }
 
 // countTruth counts recs against the truth and logs the tally.
