@@ -29,15 +29,16 @@ func TestOtelTable(t *testing.T) {
 func TestDuckSteadyTable(t *testing.T) {
 	in := "BenchmarkLoadgenToDuckDBSteady \t 1\t 90524937115 ns/op\t 0.8523 3rd/1st\t 12.00 event-minutes\t 1327690 events\t" +
 		" 15549 events/cpu-s\t 16123 events/cpu-s-1st\t 16751 events/cpu-s-2nd\t 14041 events/cpu-s-3rd\t" +
-		" 14812 events/s\t 15540 events/s-1st\t 15953 events/s-2nd\t 13244 events/s-3rd\n"
+		" 14812 events/s\t 15540 events/s-1st\t 15953 events/s-2nd\t 13244 events/s-3rd\t" +
+		" 0.1010 sys-share-1st\t 0.1230 sys-share-2nd\t 0.2460 sys-share-3rd\n"
 	var out strings.Builder
 	if err := run(strings.NewReader(in), &out); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
 		"File -> DuckDB: 1327690 events, 12 minutes of event time",
-		"| 1st | 15540 | 16123 |",
-		"| 3rd | 13244 | 14041 |",
+		"| 1st | 15540 | 16123 | 10% |",
+		"| 3rd | 13244 | 14041 | 25% |",
 		"| last third / first third | 0.85 | >= 0.9 |",
 		"| whole run, events per second | 14812 | >= 50,000 |",
 	} {

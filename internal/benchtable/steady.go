@@ -76,10 +76,10 @@ func duckSteadyTable(out io.Writer, rows []row) {
 	eachRun(rows, "BenchmarkLoadgenToDuckDBSteady", func(m map[string]float64) {
 		fmt.Fprintf(out, "\nFile -> DuckDB: %.0f events, %.0f minutes of event time, one core (DuckDB's threads too)\n\n",
 			m["events"], m["event-minutes"])
-		fmt.Fprintln(out, "| third of the run | events per wall second | events per CPU second |")
-		fmt.Fprintln(out, "|---|---|---|")
+		fmt.Fprintln(out, "| third of the run | events per wall second | events per CPU second | kernel share of the CPU |")
+		fmt.Fprintln(out, "|---|---|---|---|")
 		for _, th := range []string{"1st", "2nd", "3rd"} {
-			fmt.Fprintf(out, "| %s | %.0f | %.0f |\n", th, m["events/s-"+th], m["events/cpu-s-"+th])
+			fmt.Fprintf(out, "| %s | %.0f | %.0f | %s |\n", th, m["events/s-"+th], m["events/cpu-s-"+th], share(m, "sys-share-"+th))
 		}
 		fmt.Fprint(out, figureHeader)
 		fmt.Fprintf(out, "| last third / first third | %.2f | >= 0.9 |\n", m["3rd/1st"])
@@ -128,4 +128,14 @@ func windowTable(out io.Writer, rows []row) {
 		c := cost[st]
 		fmt.Fprintf(out, "| %s | %.0f | %.0f | %.0f | %.2f |\n", st, c["1x"], c["3x"], c["10x"], c["10x"]/c["1x"])
 	}
+}
+
+// share prints m[key] as a percentage, or "-" for a run that did not
+// report it.
+func share(m map[string]float64, key string) string {
+	v, ok := m[key]
+	if !ok {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f%%", 100*v)
 }

@@ -86,8 +86,13 @@ func BenchmarkFreshnessDuckDB(b *testing.B) {
 // otherwise), three times the 10-minute windows, with events per wall and
 // per CPU second (the process's, DuckDB's threads included) for each
 // third of the input: a cost that grows with the stored rows (a lookup
-// that searches them) shows as a last third slower than the first. Run it
-// with -benchtime=1x.
+// that searches them) shows as a last third slower than the first. The
+// share of that CPU spent in the kernel is reported per third too
+// (sys-share-*): writing the file into the page cache costs the kernel
+// several times more per byte at some times than at others on the VMs
+// this runs on (a plain dd of 1 GB took 0.19 to 2.5 s of system CPU), so
+// a slower last third with a larger kernel share is the machine's, not
+// the store's. Run it with -benchtime=1x.
 func BenchmarkLoadgenToDuckDBSteady(b *testing.B) {
 	load, err := loadgen.WriteBench(b.TempDir(), 1)
 	if err != nil {
@@ -133,6 +138,7 @@ func BenchmarkLoadgenToDuckDBSteady(b *testing.B) {
 	for i, name := range []string{"1st", "2nd", "3rd"} {
 		b.ReportMetric(cpu[i], "events/cpu-s-"+name)
 		b.ReportMetric(wall[i], "events/s-"+name)
+		b.ReportMetric(float64(p.sys[i+1]-p.sys[i])/float64(p.cpu[i+1]-p.cpu[i]), "sys-share-"+name)
 	}
 	b.ReportMetric(wall[2]/wall[0], "3rd/1st")
 	b.ReportMetric(float64(truth.Lines)/p.wall[3].Sub(p.wall[0]).Seconds(), "events/s")
@@ -142,13 +148,13 @@ func BenchmarkLoadgenToDuckDBSteady(b *testing.B) {
 	b.ReportMetric(float64(apart), "records-apart")
 }
 
-// thirdsProbe is a Source that notes the process's CPU time and the wall
-// clock at the start, when a third and two thirds of the lines have been
-// fetched, and at the end (mark).
+// thirdsProbe is a Source that notes the process's CPU time (and the
+// kernel's part of it) and the wall clock at the start, when a third and
+// two thirds of the lines have been fetched, and at the end (mark).
 type thirdsProbe struct {
 	pipeline.Source
 	total, n int
-	cpu      []time.Duration
+	cpu, sys []time.Duration
 	wall     []time.Time
 }
 
@@ -167,5 +173,6 @@ func (p *thirdsProbe) mark() {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru) // cannot fail for RUSAGE_SELF
 	p.cpu = append(p.cpu, time.Duration(ru.Utime.Nano()+ru.Stime.Nano()))
+	p.sys = append(p.sys, time.Duration(ru.Stime.Nano()))
 	p.wall = append(p.wall, time.Now())
 }
