@@ -91,8 +91,8 @@ func BenchmarkFreshnessDuckDB(b *testing.B) {
 // (sys-share-*): writing the file into the page cache costs the kernel
 // several times more per byte at some times than at others on the VMs
 // this runs on (a plain dd of 1 GB took 0.19 to 2.5 s of system CPU), so
-// a slower last third with a larger kernel share is the machine's, not
-// the store's. Run it with -benchtime=1x.
+// a last third slower by its larger kernel share, for the same bytes
+// written, is mostly the machine's. Run it with -benchtime=1x.
 func BenchmarkLoadgenToDuckDBSteady(b *testing.B) {
 	load, err := loadgen.WriteBench(b.TempDir(), 1)
 	if err != nil {
