@@ -515,7 +515,8 @@ func slowestNS(t time.Time) optNS {
 	return optNS{ns: t.UnixNano(), set: true}
 }
 
-// heldBackNS is heldBack in Unix nanoseconds.
+// heldBackNS is an event time (maxTS) held back to slowest, when slowest
+// is behind it, by at most hold, all in Unix nanoseconds.
 func heldBackNS(maxTS int64, slowest optNS, hold int64) int64 {
 	if !slowest.set || slowest.ns >= maxTS {
 		return maxTS
@@ -574,12 +575,13 @@ func (c *correlator) mergeTime(st *stream, slowest time.Time) time.Time {
 	return c.heldBack(st, slowest, c.cfg.Lateness)
 }
 
-// heldBack is st's event time held back to slowest by at most hold.
+// heldBack is st's event time held back to slowest by at most hold
+// (heldBackNS).
 func (c *correlator) heldBack(st *stream, slowest time.Time, hold time.Duration) time.Time {
-	if slowest.IsZero() || !slowest.Before(st.maxTS) {
+	if st.maxTS.IsZero() {
 		return st.maxTS
 	}
-	return later(slowest, st.maxTS.Add(-hold))
+	return time.Unix(0, heldBackNS(st.maxTS.UnixNano(), slowestNS(slowest), int64(hold))).UTC()
 }
 
 // flowHeap orders streams by event time, oldest first.
