@@ -10,12 +10,16 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
+
+	"github.com/segmentio/kafka-go"
 
 	"github.com/mcplens/mcplens/internal/loadgen"
 )
@@ -34,6 +38,7 @@ func run() error {
 	out := fs.String("out", "-", "file to write, - for stdout")
 	brokers := fs.String("kafka", "", "comma-separated brokers: produce to -topic instead of writing a file")
 	topic := fs.String("topic", "mcp-logs", "Kafka topic for -kafka")
+	partitions := fs.Int("partitions", 0, "with -kafka: create -topic with this many partitions first, unless it exists (0: produce to it as it is)")
 	_ = fs.Parse(os.Args[1:])
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -44,6 +49,11 @@ func run() error {
 	}
 	switch {
 	case *brokers != "":
+		if *partitions > 0 {
+			if err := createTopic(ctx, strings.Split(*brokers, ","), *topic, *partitions); err != nil {
+				return err
+			}
+		}
 		err = g.Produce(ctx, strings.Split(*brokers, ","), *topic)
 	case *out == "-":
 		_, err = g.WriteTo(os.Stdout)
@@ -65,4 +75,20 @@ func run() error {
 		"exchanges": t.Exchanges, "lines": t.Lines, "events": t.Events, "redelivered": t.Redelivered,
 		"poison": t.Poison, "outcomes": t.Outcomes,
 	})
+}
+
+// createTopic creates topic with the given partitions (replication 1), or
+// leaves it as it is if it exists.
+func createTopic(ctx context.Context, brokers []string, topic string, partitions int) error {
+	client := &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: 30 * time.Second}
+	res, err := client.CreateTopics(ctx, &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{{
+		Topic: topic, NumPartitions: partitions, ReplicationFactor: 1,
+	}}})
+	if err == nil {
+		err = res.Errors[topic]
+	}
+	if err != nil && !errors.Is(err, kafka.TopicAlreadyExists) {
+		return fmt.Errorf("create topic %q: %w", topic, err)
+	}
+	return nil
 }
