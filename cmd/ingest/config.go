@@ -40,6 +40,8 @@ type config struct {
 	MemoryLimit string
 	// GCPercent is the runtime's GOGC (memlimit.ParseGCPercent).
 	GCPercent string
+	// CPUProfile is where the run's CPU profile goes ("": none).
+	CPUProfile string
 }
 
 // listenAuto is --listen's default: the ops server on defaultListen for a
@@ -81,6 +83,7 @@ func (c *config) RegisterFlags(fs *flag.FlagSet) {
 	c.Progress.RegisterFlags(fs)
 	fs.StringVar(&c.MemoryLimit, "memory-limit", "", "soft memory limit of the process (e.g. 256MiB, 1GiB): the garbage collector works harder near it instead of letting the heap grow to twice what the windows hold; empty: GOMEMLIMIT's, if set, else none")
 	fs.StringVar(&c.GCPercent, "gogc", "", "the garbage collector's GOGC: how far, in percent of the live heap, the heap grows before a collection (at least 10, or off); empty: the GOGC environment variable's, if set, else 50, since the windows' tables hold no pointers and collections are cheap")
+	fs.StringVar(&c.CPUProfile, "cpu-profile", "", "write a CPU profile of the whole run to this file (pprof format), finished at shutdown: to see where an ingester's time goes on your traffic, or to build cmd/ingest/default.pgo from it (make pgo)")
 }
 
 // Validate reports every invalid setting.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"runtime/pprof"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -37,6 +38,13 @@ func run(ctx context.Context, cfg config, logger zerolog.Logger) error {
 	}
 	if pct, set, _ := memlimit.ParseGCPercent(cfg.GCPercent, os.Getenv("GOGC")); set {
 		logger.Info().Int("percent", memlimit.ApplyGCPercent(pct, set)).Msg("GOGC set")
+	}
+	if cfg.CPUProfile != "" {
+		stop, err := startCPUProfile(cfg.CPUProfile)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = logging.Step(logger, "cpu profile", stop) }()
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -115,6 +123,23 @@ func run(ctx context.Context, cfg config, logger zerolog.Logger) error {
 	err = g.Wait()
 	summarize(logger, report, engine.Stats())
 	return err
+}
+
+// startCPUProfile starts profiling the process's CPU into path; stop ends
+// the profile and closes the file.
+func startCPUProfile(path string) (stop func() error, err error) {
+	f, err := os.Create(path) //nolint:gosec // G304: the operator's own flag
+	if err != nil {
+		return nil, fmt.Errorf("--cpu-profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("--cpu-profile: %w", err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
 }
 
 // summarize writes the run's totals: the human summary line when progress

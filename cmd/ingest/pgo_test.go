@@ -1,0 +1,72 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcplens/mcplens/internal/loadgen"
+)
+
+// TestCPUProfileCoversTheRun: --cpu-profile writes a pprof profile of the
+// whole run, finished at shutdown, whose samples reach the engine; a path
+// that cannot be created is refused before any input is read.
+func TestCPUProfileCoversTheRun(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "load.ndjson")
+	if _, err := loadgen.WriteFile(in, loadgen.Config{Seed: 5, Calls: 40_000}); err != nil {
+		t.Fatal(err)
+	}
+	prof := filepath.Join(dir, "cpu.pprof")
+	cmd := exec.Command(ingestBin, "--from", "file:"+in, "--to", "stdout", "--listen", "", "--cpu-profile", prof)
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = io.Discard, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("ingest: %v\n%s", err, tail(stderr.String()))
+	}
+	f, err := os.Open(prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f) // a pprof profile is gzipped protobuf
+	if err != nil {
+		t.Fatalf("the profile is not gzipped: %v", err)
+	}
+	raw, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatalf("the profile is cut short: %v", err)
+	}
+	// The string table names the functions sampled: the engine's loop runs
+	// for most of the run, so a profile of the whole run holds it.
+	for _, fn := range []string{"pipeline.(*Engine).loop", "pipeline.(*Decoder).decode"} {
+		if !bytes.Contains(raw, []byte(fn)) {
+			t.Errorf("the profile never sampled %s (%d bytes)", fn, len(raw))
+		}
+	}
+	if !strings.Contains(stderr.String(), "closed cpu profile") {
+		t.Errorf("no log line for the profile's close:\n%s", tail(stderr.String()))
+	}
+
+	bad := exec.Command(ingestBin, "--from", "file:"+in, "--to", "stdout", "--listen", "", "--cpu-profile", filepath.Join(dir, "missing", "cpu.pprof"))
+	out, err := bad.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "--cpu-profile") {
+		t.Fatalf("an uncreatable profile path: err %v, output:\n%s", err, tail(string(out)))
+	}
+	if strings.Contains(string(out), `"exchange_id"`) {
+		t.Error("records were written although the profile could not be created")
+	}
+}
+
+// tail is the end of a long log, for a failure message.
+func tail(s string) string {
+	if len(s) > 4000 {
+		return "..." + s[len(s)-4000:]
+	}
+	return s
+}
