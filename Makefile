@@ -7,6 +7,11 @@ VRLRUN_TARGET ?= $(HOME)/.cache/mcplens/vrlrun
 VRLRUN   := $(VRLRUN_TARGET)/debug/vrlrun
 FUZZTIME ?=
 PKGS     := ./...
+# The ingester is built with profile-guided optimisation: go build picks
+# up cmd/ingest/default.pgo (make pgo rebuilds it). Benchmarks that run its
+# code in process, not the built binary, are compiled with the same
+# profile, so that they measure what ships.
+PGO      := -pgo=$(CURDIR)/cmd/ingest/default.pgo
 
 .PHONY: all build test test-go fuzz bench lint demo run clean
 
@@ -61,17 +66,17 @@ bench:
 		if ! bash deploy/kafka/kafka.sh status >/dev/null 2>&1; then started=1; fi; \
 		export $$(bash deploy/kafka/kafka.sh start); \
 	fi; \
-	{ $(GO) test -run='^$$' -bench='^BenchmarkClassifyRatio$$' -count=1 ./classify && \
-	  $(GO) test -run='^$$' -bench='^(BenchmarkPipeline|BenchmarkNaiveLineDecode|BenchmarkPendingMemory)$$' -benchtime=5x -cpu=1 -benchmem -count=1 ./pipeline && \
+	{ $(GO) test $(PGO) -run='^$$' -bench='^BenchmarkClassifyRatio$$' -count=1 ./classify && \
+	  $(GO) test $(PGO) -run='^$$' -bench='^(BenchmarkPipeline|BenchmarkNaiveLineDecode|BenchmarkPendingMemory)$$' -benchtime=5x -cpu=1 -benchmem -count=1 ./pipeline && \
 	  $(MAKE) -s bench-steady && \
-	  $(GO) test -run='^$$' -bench='^BenchmarkEndToEnd$$' -benchtime=5x -benchmem -count=1 ./store/duckstore && \
+	  $(GO) test $(PGO) -run='^$$' -bench='^BenchmarkEndToEnd$$' -benchtime=5x -benchmem -count=1 ./store/duckstore && \
 	  $(GO) test -run='^$$' -bench='^BenchmarkKafkaToDuckDB$$' -benchtime=3x -count=1 ./e2e && \
 	  $(GO) test -run='^$$' -bench='^BenchmarkKafkaToClickHouse$$' -benchtime=3x -cpu=1 -count=1 ./e2e && \
 	  if otelcol=$$(bash deploy/otelcol-compare/build.sh --cached 2>/dev/null); then \
 		MCPLENS_OTELCOL=$$otelcol $(GO) test -run='^$$' -bench='^BenchmarkKafkaToClickHouseVsOtelcol$$' -benchtime=1x -count=1 -timeout=120m ./e2e; \
 	  else echo "make bench: the collector is not built, so no side-by-side run (make bench-otel builds it)" >&2; fi && \
-	  $(GO) test -run='^$$' -bench='^BenchmarkEncodeExchanges$$' -benchtime=20x -benchmem -count=1 ./store/chstore && \
-	  $(GO) test -run='^$$' -bench='^BenchmarkFileToClickHouse$$' -benchtime=2x -cpu=1 -benchmem -count=1 ./store/chstore && \
+	  $(GO) test $(PGO) -run='^$$' -bench='^BenchmarkEncodeExchanges$$' -benchtime=20x -benchmem -count=1 ./store/chstore && \
+	  $(GO) test $(PGO) -run='^$$' -bench='^BenchmarkFileToClickHouse$$' -benchtime=2x -cpu=1 -benchmem -count=1 ./store/chstore && \
 	  $(GO) test -run='^$$' -bench='^BenchmarkTapAddedLatency$$' -benchtime=3000x -count=1 ./cmd/tap && \
 	  $(GO) test -run='^$$' -bench='^BenchmarkRoutes$$' -benchtime=50x -count=1 -timeout=30m ./api && \
 	  $(GO) test -run='^$$' -bench='^BenchmarkRoutesClickHouse$$' -benchtime=50x -count=1 -timeout=30m ./api && \
@@ -137,13 +142,22 @@ test-api:
 test-chdb:
 	$(PYTHON) -m pytest -q -p no:cacheprovider tests/chdb
 
+## pgo: rebuild cmd/ingest/default.pgo, the profile the ingester is built
+## with, by profiling it over production-shaped traffic through file ->
+## stdout, file -> DuckDB and, when CLICKHOUSE_DSN and MCPLENS_KAFKA_BROKERS
+## name running servers, file -> ClickHouse and Kafka -> ClickHouse
+## (deploy/pgo.sh; about 2 minutes).
+.PHONY: pgo
+pgo:
+	bash deploy/pgo.sh
+
 ## bench-store: storage benchmarks as one table: DuckDB sink and end to end
 ## on one core, ClickHouse block encoding without a server, and each
 ## question's p50/p99 over 1,000,000 stored exchanges.
 .PHONY: bench-store
 bench-store:
-	{ $(GO) test -run='^$$' -bench='^(BenchmarkSinkWrite|BenchmarkEndToEnd)$$' -benchtime=5x -benchmem -count=1 ./store/duckstore && \
-	  $(GO) test -run='^$$' -bench='^BenchmarkEncodeExchanges$$' -benchtime=20x -benchmem -count=1 ./store/chstore && \
+	{ $(GO) test $(PGO) -run='^$$' -bench='^(BenchmarkSinkWrite|BenchmarkEndToEnd)$$' -benchtime=5x -benchmem -count=1 ./store/duckstore && \
+	  $(GO) test $(PGO) -run='^$$' -bench='^BenchmarkEncodeExchanges$$' -benchtime=20x -benchmem -count=1 ./store/chstore && \
 	  $(GO) test -run='^$$' -bench='^BenchmarkTapAddedLatency$$' -benchtime=3000x -count=1 ./cmd/tap && \
 	  $(GO) test -run='^$$' -bench='^BenchmarkQuestions$$' -benchtime=30x -benchmem -count=1 -timeout=30m ./store/duckstore; } | $(GO) run ./internal/benchtable
 
@@ -172,16 +186,16 @@ test-api-clickhouse:
 ## MCPLENS_BENCH_MINUTES shortens the run.
 .PHONY: bench-steady
 bench-steady:
-	$(GO) test -run='^$$' -bench='^BenchmarkExchangeJSON$$' -benchtime=100000x -benchmem -count=1 ./schema && \
-	$(GO) test -run='^$$' -bench='^BenchmarkWindowCost$$' -benchtime=200000x -cpu=1 -benchmem -count=1 -timeout=30m ./pipeline && \
-	$(GO) test -run='^$$' -bench='^BenchmarkPick$$' -benchtime=300000x -cpu=1 -count=1 ./pipeline/kafkasource && \
-	$(GO) test -run='^$$' -bench='^BenchmarkReleaseStreams$$' -benchtime=3x -cpu=1 -count=1 ./pipeline && \
-	$(GO) test -run='^$$' -bench='^BenchmarkSteadyState$$' -benchtime=1x -cpu=1 -count=1 -timeout=90m ./pipeline && \
-	$(GO) test -run='^$$' -bench='^(BenchmarkChainsMemory|BenchmarkDedupeMemory|BenchmarkClockMemory)$$' -benchtime=1x -count=1 ./pipeline && \
+	$(GO) test $(PGO) -run='^$$' -bench='^BenchmarkExchangeJSON$$' -benchtime=100000x -benchmem -count=1 ./schema && \
+	$(GO) test $(PGO) -run='^$$' -bench='^BenchmarkWindowCost$$' -benchtime=200000x -cpu=1 -benchmem -count=1 -timeout=30m ./pipeline && \
+	$(GO) test $(PGO) -run='^$$' -bench='^BenchmarkPick$$' -benchtime=300000x -cpu=1 -count=1 ./pipeline/kafkasource && \
+	$(GO) test $(PGO) -run='^$$' -bench='^BenchmarkReleaseStreams$$' -benchtime=3x -cpu=1 -count=1 ./pipeline && \
+	$(GO) test $(PGO) -run='^$$' -bench='^BenchmarkSteadyState$$' -benchtime=1x -cpu=1 -count=1 -timeout=90m ./pipeline && \
+	$(GO) test $(PGO) -run='^$$' -bench='^(BenchmarkChainsMemory|BenchmarkDedupeMemory|BenchmarkClockMemory)$$' -benchtime=1x -count=1 ./pipeline && \
 	$(GO) test -run='^$$' -bench='^BenchmarkIngestRSS$$' -benchtime=1x -count=1 -timeout=30m ./cmd/ingest && \
-	$(GO) test -run='^$$' -bench='^BenchmarkFreshness$$' -benchtime=1x -count=1 ./pipeline && \
-	$(GO) test -run='^$$' -bench='^(BenchmarkFreshnessDuckDB|BenchmarkLoadgenToDuckDB|BenchmarkLoadgenToDuckDBSteady)$$' -benchtime=1x -count=1 -timeout=60m ./store/duckstore && \
-	$(GO) test -run='^$$' -bench='^BenchmarkFreshnessClickHouse$$' -benchtime=1x -count=1 ./store/chstore
+	$(GO) test $(PGO) -run='^$$' -bench='^BenchmarkFreshness$$' -benchtime=1x -count=1 ./pipeline && \
+	$(GO) test $(PGO) -run='^$$' -bench='^(BenchmarkFreshnessDuckDB|BenchmarkLoadgenToDuckDB|BenchmarkLoadgenToDuckDBSteady)$$' -benchtime=1x -count=1 -timeout=60m ./store/duckstore && \
+	$(GO) test $(PGO) -run='^$$' -bench='^BenchmarkFreshnessClickHouse$$' -benchtime=1x -count=1 ./store/chstore
 
 ## bench-otel: issue 13's side by side with the OpenTelemetry collector
 ## contrib (kafkareceiver -> clickhouseexporter v0.165.1, built once by

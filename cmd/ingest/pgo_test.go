@@ -63,6 +63,23 @@ func TestCPUProfileCoversTheRun(t *testing.T) {
 	}
 }
 
+// TestBuiltWithTheProfile: a plain `go build` of the ingester uses
+// default.pgo (profile-guided optimisation), which the benchmarks'
+// -pgo flag names too; a profile that went missing or that the compiler
+// refuses shows here, not as a quietly slower binary.
+func TestBuiltWithTheProfile(t *testing.T) {
+	if _, err := os.Stat("default.pgo"); err != nil {
+		t.Fatalf("cmd/ingest/default.pgo: %v (make pgo writes it)", err)
+	}
+	out, err := exec.Command("go", "version", "-m", ingestBin).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go version -m: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "-pgo=") || !strings.Contains(string(out), "default.pgo") {
+		t.Fatalf("the ingest binary was built without default.pgo:\n%s", out)
+	}
+}
+
 // tail is the end of a long log, for a failure message.
 func tail(s string) string {
 	if len(s) > 4000 {
