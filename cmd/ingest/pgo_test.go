@@ -27,7 +27,7 @@ func TestCPUProfileCoversTheRun(t *testing.T) {
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = io.Discard, &stderr
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("ingest: %v\n%s", err, tail(stderr.String()))
+		t.Fatalf("ingest: %v\n%s", err, stderr.String())
 	}
 	f, err := os.Open(prof)
 	if err != nil {
@@ -50,13 +50,13 @@ func TestCPUProfileCoversTheRun(t *testing.T) {
 		}
 	}
 	if !strings.Contains(stderr.String(), "closed cpu profile") {
-		t.Errorf("no log line for the profile's close:\n%s", tail(stderr.String()))
+		t.Errorf("no log line for the profile's close:\n%s", stderr.String())
 	}
 
 	bad := exec.Command(ingestBin, "--from", "file:"+in, "--to", "stdout", "--listen", "", "--cpu-profile", filepath.Join(dir, "missing", "cpu.pprof"))
 	out, err := bad.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "--cpu-profile") {
-		t.Fatalf("an uncreatable profile path: err %v, output:\n%s", err, tail(string(out)))
+		t.Fatalf("an uncreatable profile path: err %v, output:\n%s", err, out)
 	}
 	if strings.Contains(string(out), `"exchange_id"`) {
 		t.Error("records were written although the profile could not be created")
@@ -78,12 +78,4 @@ func TestBuiltWithTheProfile(t *testing.T) {
 	if !strings.Contains(string(out), "-pgo=") || !strings.Contains(string(out), "default.pgo") {
 		t.Fatalf("the ingest binary was built without default.pgo:\n%s", out)
 	}
-}
-
-// tail is the end of a long log, for a failure message.
-func tail(s string) string {
-	if len(s) > 4000 {
-		return "..." + s[len(s)-4000:]
-	}
-	return s
 }
