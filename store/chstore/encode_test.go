@@ -173,8 +173,13 @@ func TestEncodeRoundTrip(t *testing.T) {
 	appendColumns(t, blk, bodyColumns(corpus.Bodies))
 	got = roundTrip(t, blk)
 	for i, b := range corpus.Bodies {
-		if h := got.Columns[3].Row(i, false).(map[string]string); !reflect.DeepEqual(h, headers(b.ResponseHeaders)) {
-			t.Errorf("body %d response headers %v, want %v", i, h, b.ResponseHeaders)
+		for col, want := range map[int]map[string]string{2: b.RequestHeaders, 3: b.ResponseHeaders} {
+			if want == nil {
+				want = map[string]string{}
+			}
+			if h := got.Columns[col].Row(i, false).(map[string]string); !reflect.DeepEqual(h, want) {
+				t.Errorf("body %d %s %v, want %v", i, schema.BodyColumns[col], h, want)
+			}
 		}
 		if s := got.Columns[5].Row(i, false).(string); s != b.ResponseBody {
 			t.Errorf("body %d response body differs", i)

@@ -3,6 +3,7 @@ package chstore
 import (
 	"context"
 	"io"
+	"maps"
 	"os"
 	"strings"
 	"testing"
@@ -90,12 +91,52 @@ func TestServerConformance(t *testing.T) {
 		t.Fatal(err)
 	}
 	querytest.Run(t, "../../testdata/conformance", s, false)
+	checkStoredHeaders(t, s, corpus.Bodies)
 
 	recs, anns, err := s.Seed(ctx, 10*time.Minute)
 	if err != nil || len(recs) == 0 || len(anns) == 0 {
 		t.Errorf("seed: %d records, %d annotations, %v", len(recs), len(anns), err)
 	}
 	querytest.CheckSeedKeepsMergedViews(t, ctx, s, recs[len(recs)-1].TS.Add(time.Second))
+}
+
+// checkStoredHeaders reads every body's headers back from the server: the
+// maps the corpus gave, each with its keys in sorted order (headerMap).
+func checkStoredHeaders(t *testing.T, s *Store, bodies []schema.Body) {
+	t.Helper()
+	want := map[string][2]map[string]string{}
+	for _, b := range bodies {
+		want[b.ExchangeID] = [2]map[string]string{b.RequestHeaders, b.ResponseHeaders}
+	}
+	rows, err := s.conn.Query(t.Context(), `SELECT DISTINCT exchange_id, request_headers, response_headers,
+		mapKeys(request_headers) = arraySort(mapKeys(request_headers)) AND mapKeys(response_headers) = arraySort(mapKeys(response_headers))
+		FROM exchange_bodies`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var id string
+		var req, resp map[string]string
+		var sorted bool
+		if err := rows.Scan(&id, &req, &resp, &sorted); err != nil {
+			t.Fatal(err)
+		}
+		n++
+		w, ok := want[id]
+		for i, got := range []map[string]string{req, resp} {
+			if ok && (len(got) != 0 || len(w[i]) != 0) && !maps.Equal(got, w[i]) {
+				t.Errorf("%s: %s %v, want %v", id, schema.BodyColumns[2+i], got, w[i])
+			}
+		}
+		if !ok || !sorted {
+			t.Errorf("%s: in the corpus %v, keys sorted %v", id, ok, sorted)
+		}
+	}
+	if err := rows.Err(); err != nil || n != len(want) {
+		t.Errorf("read %d bodies (%v), want %d", n, err, len(want))
+	}
 }
 
 // TestServerMissingDatabase: without --migrate a store on a database that
