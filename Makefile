@@ -75,7 +75,7 @@ bench:
 	  if otelcol=$$(bash deploy/otelcol-compare/build.sh --cached 2>/dev/null); then \
 		MCPLENS_OTELCOL=$$otelcol $(GO) test -run='^$$' -bench='^BenchmarkKafkaToClickHouseVsOtelcol$$' -benchtime=1x -count=1 -timeout=120m ./e2e; \
 	  else echo "make bench: the collector is not built, so no side-by-side run (make bench-otel builds it)" >&2; fi && \
-	  $(GO) test $(PGO) -run='^$$' -bench='^BenchmarkEncodeExchanges$$' -benchtime=20x -benchmem -count=1 ./store/chstore && \
+	  $(GO) test $(PGO) -run='^$$' -bench='^(BenchmarkEncodeExchanges|BenchmarkEncodeBodies)$$' -benchtime=20x -benchmem -count=1 ./store/chstore && \
 	  $(GO) test $(PGO) -run='^$$' -bench='^BenchmarkFileToClickHouse$$' -benchtime=2x -cpu=1 -benchmem -count=1 ./store/chstore && \
 	  $(GO) test -run='^$$' -bench='^BenchmarkTapAddedLatency$$' -benchtime=3000x -count=1 ./cmd/tap && \
 	  $(GO) test -run='^$$' -bench='^BenchmarkRoutes$$' -benchtime=50x -count=1 -timeout=30m ./api && \
@@ -157,7 +157,7 @@ pgo:
 .PHONY: bench-store
 bench-store:
 	{ $(GO) test $(PGO) -run='^$$' -bench='^(BenchmarkSinkWrite|BenchmarkEndToEnd)$$' -benchtime=5x -benchmem -count=1 ./store/duckstore && \
-	  $(GO) test $(PGO) -run='^$$' -bench='^BenchmarkEncodeExchanges$$' -benchtime=20x -benchmem -count=1 ./store/chstore && \
+	  $(GO) test $(PGO) -run='^$$' -bench='^(BenchmarkEncodeExchanges|BenchmarkEncodeBodies)$$' -benchtime=20x -benchmem -count=1 ./store/chstore && \
 	  $(GO) test -run='^$$' -bench='^BenchmarkTapAddedLatency$$' -benchtime=3000x -count=1 ./cmd/tap && \
 	  $(GO) test -run='^$$' -bench='^BenchmarkQuestions$$' -benchtime=30x -benchmem -count=1 -timeout=30m ./store/duckstore; } | $(GO) run ./internal/benchtable
 
