@@ -48,6 +48,23 @@ func TestDuckSteadyTable(t *testing.T) {
 	}
 }
 
+// TestSteadyDrift: a run that reports the engine's third-to-third change
+// over the yardstick's prints it beside the raw one.
+func TestSteadyDrift(t *testing.T) {
+	in := "BenchmarkSteadyState \t 1\t 9000000000 ns/op\t 0.8668 3rd/1st\t 0.8573 naive-3rd/1st\t 1.011 3rd/1st-vs-naive\t" +
+		" 31.00 event-minutes\t 3429574 events\t 46988 events/cpu-s\n"
+	var out strings.Builder
+	if err := run(strings.NewReader(in), &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| last third / first third | 0.87 | >= 0.9 |", "| the same for the interleaved decode (how far the machine's speed moved) | 0.86 |",
+		"| last third / first third over the decode's own (the machine's drift taken out) | 1.01 |"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
 // TestApartRow: a run that left views apart says how many; one that left
 // none has no such row.
 func TestApartRow(t *testing.T) {
