@@ -5,6 +5,10 @@
 //
 //	loadgen -calls 100000 -seed 3 -out load.ndjson
 //	loadgen -calls 100000 -kafka 127.0.0.1:9092 -topic mcp-logs
+//
+// Its events are dated from 2026-11-02T10:00:00Z unless -start moves
+// them; -end-now dates them so that the last call is sent about now, for
+// a store whose TTL would drop the default date's rows.
 package main
 
 import (

@@ -38,6 +38,11 @@ type Config struct {
 	Calls int       // first attempts to generate; re-sends of 429/503 come on top. Default 10,000.
 	Rate  float64   // calls per second of event time. Default 1,000.
 	Start time.Time // event time of the first call. Default 2026-11-02T10:00:00Z.
+	// EndNow dates the traffic so that its last call is sent about now
+	// (Calls/Rate before New), instead of from Start: a store's TTL keeps
+	// it, where the default date may be past it. The same seed gives the
+	// same lines, moved in time.
+	EndNow bool
 
 	Sessions  int // sessions open at once, spread over the calls. Default 2,000.
 	Gateways  int // gateway observers (pods). Default 3.
@@ -168,6 +173,12 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&c.SecretShare, "secrets", 0, "share of calls with secrets in headers and bodies")
 	fs.Float64Var(&c.GiveUpShare, "give-up", 0, "share of slow calls the client sends again while they still run")
 	fs.Float64Var(&c.RedeliverShare, "redeliver", 0.02, "share of lines delivered twice")
+	fs.Func("start", "event time of the first call, RFC 3339 (default "+DefaultStart.Format(time.RFC3339)+")", func(v string) error {
+		t, err := time.Parse(time.RFC3339Nano, v)
+		c.Start = t.UTC()
+		return err
+	})
+	fs.BoolVar(&c.EndNow, "end-now", false, "date the traffic so that its last call is sent about now, instead of from -start: a store's TTL (30 days for ClickHouse's exchanges, 7 for bodies) keeps what the default date may be past")
 
 	// The traffic's shape, for loads other than the default one (a zero
 	// keeps the default, as in Config).

@@ -144,6 +144,10 @@ func New(cfg Config) (*Generator, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if cfg.EndNow {
+		span := time.Duration(float64(cfg.Calls) / cfg.Rate * float64(time.Second))
+		cfg.Start = time.Now().UTC().Add(-span).Truncate(time.Second)
+	}
 	g := &Generator{
 		cfg:       cfg,
 		rng:       rand.New(rand.NewPCG(cfg.Seed, 0x6d63706c656e73)), //nolint:gosec // G404: test traffic, seeded on purpose

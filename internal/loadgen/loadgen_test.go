@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -438,5 +439,65 @@ func TestCheckRecords(t *testing.T) {
 		if apart != c.apart || (err != nil) != c.fails {
 			t.Errorf("%d records: apart %d, err %v; want %d, fails %v", c.records, apart, err, c.apart, c.fails)
 		}
+	}
+}
+
+// TestDated: -start pins the first call's time; EndNow moves the same
+// lines so that the last call is sent about now, where a store's TTL
+// keeps them.
+func TestDated(t *testing.T) {
+	t.Setenv("MCPLENS_BENCH_LOAD", "-start 2027-01-05T08:00:00+01:00")
+	c, err := loadgen.BenchConfig(3, 1)
+	if err != nil || !c.Start.Equal(time.Date(2027, 1, 5, 7, 0, 0, 0, time.UTC)) {
+		t.Errorf("-start: %v, %v", c.Start, err)
+	}
+	t.Setenv("MCPLENS_BENCH_LOAD", "-start yesterday")
+	if _, err := loadgen.BenchConfig(3, 1); err == nil {
+		t.Error("-start yesterday: no error")
+	}
+
+	read := func(cfg loadgen.Config) (ids []string, first, last time.Time) {
+		g, err := loadgen.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range g.Lines() {
+			var l line
+			if json.Unmarshal(b, &l) != nil || l.TS == "" {
+				continue // poison
+			}
+			ts, err := time.Parse(time.RFC3339Nano, l.TS)
+			if err != nil {
+				t.Fatalf("ts %q: %v", l.TS, err)
+			}
+			if first.IsZero() || ts.Before(first) {
+				first = ts
+			}
+			if ts.After(last) {
+				last = ts
+			}
+			ids = append(ids, l.EventID)
+		}
+		return ids, first, last
+	}
+	cfg := loadgen.Config{Seed: 5, Calls: 2000, Rate: 100}
+	fixed, first, _ := read(cfg)
+	if d := first.Sub(loadgen.DefaultStart); d < -2*time.Second || d > 2*time.Second {
+		t.Errorf("default: first line at %v, want about %v", first, loadgen.DefaultStart)
+	}
+	cfg.EndNow = true
+	now := time.Now()
+	moved, first, last := read(cfg)
+	if !slices.Equal(moved, fixed) {
+		t.Errorf("EndNow changed the lines: %d event ids against %d, or another order", len(moved), len(fixed))
+	}
+	// 2,000 calls at 100 a second: the first is sent 20 s ago, the last
+	// now; its answer and the re-sends of 429s and 503s come within a
+	// minute or so after.
+	if want := now.Add(-20 * time.Second); first.Before(want.Add(-3*time.Second)) || first.After(want.Add(3*time.Second)) {
+		t.Errorf("EndNow: first line at %v, want about %v", first, want)
+	}
+	if last.Before(now) || last.After(now.Add(2*time.Minute)) {
+		t.Errorf("EndNow: last line at %v, want within two minutes after %v", last, now)
 	}
 }
