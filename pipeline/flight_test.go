@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -478,5 +479,65 @@ func TestCopierReusesBatchArrays(t *testing.T) {
 	if len(plain.arrays) != plain.handed || len(plain.bodies) != plain.handed {
 		t.Errorf("a sink that is no Copier got %d exchange and %d body arrays for %d writes, want fresh ones each time",
 			len(plain.arrays), len(plain.bodies), plain.handed)
+	}
+}
+
+// While a write is in flight the loop gives the writer a turn every
+// yieldEvery messages, and never while nothing is in flight: with one P,
+// a busy loop otherwise leaves the writer's socket unserved for up to
+// the runtime's 10 ms poll and preemption per round trip.
+func TestLoopYieldsWhileWriteInFlight(t *testing.T) {
+	const n = 3000 // exchanges: 6,000 lines
+	sink := &ackSink{acked: map[string]int{}}
+	src := newAcked(pairLines(n), sink)
+	fetchedAtFirst := -1
+	sink.gate = func(ctx context.Context, write int) error {
+		if write != 1 {
+			return nil
+		}
+		src.sliceSource.mu.Lock()
+		fetchedAtFirst = src.i
+		src.sliceSource.mu.Unlock()
+		select { // the first write is held until the whole input is read
+		case <-src.read:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	cfg := testConfig()
+	cfg.FlushInterval = time.Hour
+	// The first write goes after about 50 exchanges; the batch after it
+	// grows while it is held.
+	cfg.BatchSize, cfg.BatchMaxSize, cfg.BatchMaxBytes = 100, 1_000_000, 1<<30
+	e, err := New(cfg, Deps{Source: src, Sink: sink, Logger: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	yields, idle := 0, 0
+	e.yield = func() { // on the loop goroutine, like e.fly's writes
+		yields++
+		if e.fly == nil {
+			idle++
+		}
+		runtime.Gosched()
+	}
+	if err := e.Run(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	storedOnceCommittedAll(t, sink, src, n)
+	if idle > 0 {
+		t.Errorf("%d of %d yields with no write in flight", idle, yields)
+	}
+	// Every line fetched after the first write began was handled while
+	// it was held, but for the fetch-ahead buffer's 256 and the one the
+	// fetcher holds.
+	lines := 2 * n
+	held := lines - fetchedAtFirst - 257
+	if fetchedAtFirst < 0 || held < lines/2 {
+		t.Fatalf("the first write began after %d of %d lines were fetched; the test needs it early", fetchedAtFirst, lines)
+	}
+	if yields < held/yieldEvery || yields > lines/yieldEvery {
+		t.Errorf("%d yields, want between %d (%d lines handled while a write was held) and %d (every line)", yields, held/yieldEvery, held, lines/yieldEvery)
 	}
 }
