@@ -13,18 +13,24 @@ import (
 	"github.com/mcplens/mcplens/schema"
 )
 
-// gatedSource serves its lines up to gate, then blocks (as a Kafka fetch
-// does when nothing new comes) until open is closed.
+// gatedSource serves its slice's lines up to gate, then blocks (as a
+// Kafka fetch does when nothing new comes) until open is closed. Source
+// serves the lines: the slice itself, or a source over it.
 type gatedSource struct {
-	*sliceSource
-	gate int
-	open chan struct{}
+	Source
+	slice *sliceSource
+	gate  int
+	open  chan struct{}
+}
+
+func newGatedSource(slice *sliceSource, src Source, gate int) *gatedSource {
+	return &gatedSource{Source: src, slice: slice, gate: gate, open: make(chan struct{})}
 }
 
 func (s *gatedSource) Fetch(ctx context.Context) (Message, error) {
-	s.mu.Lock()
-	at := s.i
-	s.mu.Unlock()
+	s.slice.mu.Lock()
+	at := s.slice.i
+	s.slice.mu.Unlock()
 	if at == s.gate {
 		select {
 		case <-s.open:
@@ -32,7 +38,7 @@ func (s *gatedSource) Fetch(ctx context.Context) (Message, error) {
 			return Message{}, ctx.Err()
 		}
 	}
-	return s.sliceSource.Fetch(ctx)
+	return s.Source.Fetch(ctx)
 }
 
 // outageSink is a store that is down for a long while (on the fake wall
@@ -95,7 +101,8 @@ func TestStoreOutageIsNotIdleness(t *testing.T) {
 
 	var clock atomic.Int64
 	clock.Store(base.UnixNano())
-	src := &gatedSource{sliceSource: newSliceSource("f", lines), gate: gate, open: make(chan struct{})}
+	slice := newSliceSource("f", lines)
+	src := newGatedSource(slice, slice, gate)
 	sink := &outageSink{src: src, clock: &clock, outage: 30 * time.Second}
 	cfg := testConfig()
 	cfg.IdleAdvance = 5 * time.Second
