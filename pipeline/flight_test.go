@@ -1,11 +1,13 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"reflect"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -483,61 +485,98 @@ func TestCopierReusesBatchArrays(t *testing.T) {
 }
 
 // While a write is in flight the loop gives the writer a turn every
-// yieldEvery messages, and never while nothing is in flight: with one P,
-// a busy loop otherwise leaves the writer's socket unserved for up to
-// the runtime's 10 ms poll and preemption per round trip.
+// yieldEvery messages or yieldBytes of them, and never while nothing is
+// in flight: with one P, a busy loop otherwise leaves the writer's socket
+// unserved for up to the runtime's 10 ms poll and preemption per round
+// trip.
 func TestLoopYieldsWhileWriteInFlight(t *testing.T) {
 	const (
 		n      = 3000 // exchanges: 6,000 lines
 		before = 2000 // lines fetched before the first write must begin
 	)
-	sink := &ackSink{acked: map[string]int{}}
-	acked := newAcked(pairLines(n), sink)
-	// The rest waits for the first write: a test that can fail on a slow
-	// machine would prove nothing.
-	src := newGatedSource(acked.sliceSource, acked, before)
-	sink.gate = func(ctx context.Context, write int) error {
-		if write != 1 {
-			return nil
-		}
-		close(src.open)
-		select { // the first write is held until the whole input is read
-		case <-acked.read:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+	for _, tc := range []struct {
+		name string
+		pad  int // bytes added to each line's body
+	}{
+		{name: "short lines, by count"},
+		{name: "6 KB lines, by bytes", pad: 6000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lines := paddedPairLines(n, tc.pad)
+			minLen, maxLen := len(lines[0]), len(lines[0])
+			for _, l := range lines {
+				minLen, maxLen = min(minLen, len(l)), max(maxLen, len(l))
+			}
+			if minLen < tc.pad {
+				t.Fatalf("lines of %d bytes, want the %d bytes of padding in each", minLen, tc.pad)
+			}
+			sink := &ackSink{acked: map[string]int{}}
+			acked := newAcked(lines, sink)
+			// The rest waits for the first write: a bound that a slow
+			// machine can break would prove nothing.
+			src := newGatedSource(acked.sliceSource, acked, before)
+			sink.gate = func(ctx context.Context, write int) error {
+				if write != 1 {
+					return nil
+				}
+				close(src.open)
+				select { // the first write is held until the whole input is read
+				case <-acked.read:
+					return nil
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			}
+			cfg := testConfig()
+			cfg.FlushInterval = time.Hour
+			// The first write goes once 100 rows are complete; the
+			// batch after it grows while it is held.
+			cfg.BatchSize, cfg.BatchMaxSize, cfg.BatchMaxBytes = 100, 1_000_000, 1<<30
+			e, err := New(cfg, Deps{Source: src, Sink: sink, Logger: zerolog.Nop()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			yields, idle := 0, 0
+			e.yield = func() { // on the loop goroutine, like e.fly's writes
+				yields++
+				if e.fly == nil {
+					idle++
+				}
+				runtime.Gosched()
+			}
+			if err := e.Run(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			storedOnceCommittedAll(t, sink, acked, n)
+			if idle > 0 {
+				t.Errorf("%d of %d yields with no write in flight", idle, yields)
+			}
+			// Every line fetched after the first write began was handled
+			// while it was held, but for the fetch-ahead buffer's 256 and
+			// the one the fetcher holds. A turn comes after at most
+			// most lines (the shortest), at least fewest (the longest).
+			perTurn := func(size int) int { return min(yieldEvery, (yieldBytes+size-1)/size) }
+			most, fewest := perTurn(minLen), perTurn(maxLen)
+			held := len(lines) - before - 257
+			if yields < held/most || yields > len(lines)/fewest {
+				t.Errorf("%d yields, want between %d (%d lines of %d-%d bytes handled while a write was held) and %d (every line)",
+					yields, held/most, held, minLen, maxLen, len(lines)/fewest)
+			}
+		})
 	}
-	cfg := testConfig()
-	cfg.FlushInterval = time.Hour
-	// The first write goes once 100 rows are complete; the batch after
-	// it grows while it is held.
-	cfg.BatchSize, cfg.BatchMaxSize, cfg.BatchMaxBytes = 100, 1_000_000, 1<<30
-	e, err := New(cfg, Deps{Source: src, Sink: sink, Logger: zerolog.Nop()})
-	if err != nil {
-		t.Fatal(err)
+}
+
+// paddedPairLines are pairLines with pad more bytes of arguments in each
+// request and of text in each response.
+func paddedPairLines(n, pad int) [][]byte {
+	lines := pairLines(n)
+	if pad == 0 {
+		return lines
 	}
-	yields, idle := 0, 0
-	e.yield = func() { // on the loop goroutine, like e.fly's writes
-		yields++
-		if e.fly == nil {
-			idle++
-		}
-		runtime.Gosched()
+	fill := strings.Repeat("x", pad)
+	for i, l := range lines {
+		l = bytes.Replace(l, []byte(`\"params\":{\"name\":\"t\"}`), []byte(`\"params\":{\"name\":\"t\",\"arguments\":{\"pad\":\"`+fill+`\"}}`), 1)
+		lines[i] = bytes.Replace(l, []byte(`\"content\":[]`), []byte(`\"content\":[{\"type\":\"text\",\"text\":\"`+fill+`\"}]`), 1)
 	}
-	if err := e.Run(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	storedOnceCommittedAll(t, sink, acked, n)
-	if idle > 0 {
-		t.Errorf("%d of %d yields with no write in flight", idle, yields)
-	}
-	// Every line fetched after the first write began was handled while
-	// it was held, but for the fetch-ahead buffer's 256 and the one the
-	// fetcher holds.
-	lines := 2 * n
-	held := lines - before - 257
-	if yields < held/yieldEvery || yields > lines/yieldEvery {
-		t.Errorf("%d yields, want between %d (%d lines handled while a write was held) and %d (every line)", yields, held/yieldEvery, held, lines/yieldEvery)
-	}
+	return lines
 }
