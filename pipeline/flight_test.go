@@ -553,8 +553,9 @@ func TestLoopYieldsWhileWriteInFlight(t *testing.T) {
 			}
 			// Every line fetched after the first write began was handled
 			// while it was held, but for the fetch-ahead buffer's 256 and
-			// the one the fetcher holds. A turn comes after at most
-			// most lines (the shortest), at least fewest (the longest).
+			// the one the fetcher holds. Between two turns come at most
+			// `most` lines (were all of them the shortest) and at least
+			// `fewest` (were all of them the longest).
 			perTurn := func(size int) int { return min(yieldEvery, (yieldBytes+size-1)/size) }
 			most, fewest := perTurn(minLen), perTurn(maxLen)
 			held := len(lines) - before - 257
