@@ -133,10 +133,10 @@ func (a *API) exchange(c *gin.Context) {
 	default:
 		body := *d.Body
 		if body.RequestHeaders == nil {
-			body.RequestHeaders = map[string]string{}
+			body.RequestHeaders = classify.Header{}
 		}
 		if body.ResponseHeaders == nil {
-			body.ResponseHeaders = map[string]string{}
+			body.ResponseHeaders = classify.Header{}
 		}
 		b.Body, b.Bodies = &body, bodiesIncluded
 	}

@@ -37,7 +37,7 @@ type benchCase struct {
 func benchExchanges(size int) []benchCase {
 	req, js, sse := benchBodies(size)
 	mk := func(ct string, body []byte) Exchange {
-		return Exchange{HTTPMethod: "POST", RequestBody: req, Status: 200, ResponseHeaders: Header{"content-type": ct}, ResponseBody: body, Stream: StreamComplete}
+		return Exchange{HTTPMethod: "POST", RequestBody: req, Status: 200, ResponseHeaders: Header{{"content-type", ct}}, ResponseBody: body, Stream: StreamComplete}
 	}
 	return []benchCase{
 		{"json", mk("application/json", js), js, js},

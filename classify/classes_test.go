@@ -42,11 +42,11 @@ type classCase struct {
 // TestEveryOutcomeAndClass fails when one is missing.
 func classCases() []classCase {
 	withSession := func(ex Exchange) Exchange {
-		ex.RequestHeaders = Header{"mcp-session-id": "abc"}
+		ex.RequestHeaders = Header{{"mcp-session-id", "abc"}}
 		return ex
 	}
 	withVersion := func(ex Exchange, v string) Exchange {
-		ex.RequestHeaders = Header{"mcp-protocol-version": v}
+		ex.RequestHeaders = Header{{"mcp-protocol-version", v}}
 		return ex
 	}
 	truncatedBody := func(ex Exchange) Exchange {
@@ -84,13 +84,13 @@ func classCases() []classCase {
 		// transport
 		{"202 for notification", post(noticeReq, 202, nil, ""), want{outcome: Accepted, advice: AdviceNone, risk: RiskNone}},
 		{"202 for client response", post(`{"jsonrpc":"2.0","id":"s-1","result":{}}`, 202, nil, ""), want{outcome: Accepted}},
-		{"legacy 202 Accepted text", post(noticeReq, 202, Header{"content-type": "text/plain"}, "Accepted"), want{outcome: Accepted}},
+		{"legacy 202 Accepted text", post(noticeReq, 202, Header{{"content-type", "text/plain"}}, "Accepted"), want{outcome: Accepted}},
 		{"401", post(callReq, 401, nil, ""), want{outcome: HTTPError, class: AuthRequired}},
 		{"403", post(callReq, 403, nil, "Forbidden"), want{outcome: HTTPError, class: Forbidden, advice: AdviceReauthenticate, message: "Forbidden"}},
-		{"403 insufficient scope", post(callReq, 403, Header{"www-authenticate": `Bearer error="insufficient_scope", scope="files:write"`}, ""), want{outcome: HTTPError, class: InsufficientScope, advice: AdviceReauthenticate}},
+		{"403 insufficient scope", post(callReq, 403, Header{{"www-authenticate", `Bearer error="insufficient_scope", scope="files:write"`}}, ""), want{outcome: HTTPError, class: InsufficientScope, advice: AdviceReauthenticate}},
 		{"404 with session (TS -32001)", withSession(post(callReq, 404, jsonCT, `{"jsonrpc":"2.0","error":{"code":-32001,"message":"Session not found"},"id":null}`)), want{outcome: HTTPError, class: SessionNotFound, advice: AdviceReinitialize, code: code(-32001)}},
 		{"404 with session (Python)", withSession(post(callReq, 404, jsonCT, `{"jsonrpc":"2.0","id":"server-error","error":{"code":-32600,"message":"Session not found"}}`)), want{outcome: HTTPError, class: SessionNotFound, code: code(-32600)}},
-		{"400 Python unknown session text", withSession(post(callReq, 400, Header{"content-type": "text/plain"}, "Bad Request: No valid session ID provided")), want{outcome: HTTPError, class: SessionNotFound, advice: AdviceReinitialize}},
+		{"400 Python unknown session text", withSession(post(callReq, 400, Header{{"content-type", "text/plain"}}, "Bad Request: No valid session ID provided")), want{outcome: HTTPError, class: SessionNotFound, advice: AdviceReinitialize}},
 		{"404 2026 method not found", withSession(post(callReq, 404, jsonCT, errBody(-32601, "Method not found"))), want{outcome: HTTPError, class: MethodNotFound, advice: AdviceFixRequest}},
 		{"404 no session", post(callReq, 404, nil, "Not Found"), want{outcome: HTTPError, class: NotFound}},
 		{"405", post(callReq, 405, nil, ""), want{outcome: HTTPError, class: MethodNotAllowed}},
@@ -98,7 +98,7 @@ func classCases() []classCase {
 		{"409", get(409, jsonCT, `{"jsonrpc":"2.0","error":{"code":-32000,"message":"Conflict: Only one SSE stream is allowed per session"},"id":null}`), want{outcome: HTTPError, class: Conflict}},
 		{"413", post(callReq, 413, nil, ""), want{outcome: HTTPError, class: PayloadTooLarge}},
 		{"415", post(callReq, 415, jsonCT, `{"jsonrpc":"2.0","id":"server-error","error":{"code":-32600,"message":"Unsupported Media Type"}}`), want{outcome: HTTPError, class: UnsupportedMediaType}},
-		{"429 with Retry-After", post(callReq, 429, Header{"retry-after": "2"}, ""), want{outcome: HTTPError, class: RateLimited, advice: AdviceRetryAfter}},
+		{"429 with Retry-After", post(callReq, 429, Header{{"retry-after", "2"}}, ""), want{outcome: HTTPError, class: RateLimited, advice: AdviceRetryAfter}},
 		{"400 generic", post(callReq, 400, nil, "nope"), want{outcome: HTTPError, class: BadRequest, advice: AdviceFixRequest}},
 		{"400 -32600", post(callReq, 400, jsonCT, `{"jsonrpc":"2.0","error":{"code":-32600,"message":"Server already initialized"},"id":null}`), want{outcome: HTTPError, class: InvalidRequest}},
 		{"400 -32602 missing _meta", post(callReq, 400, jsonCT, errBody(-32602, "missing _meta protocolVersion")), want{outcome: HTTPError, class: InvalidParams}},
@@ -116,7 +116,7 @@ func classCases() []classCase {
 		{"500", post(callReq, 500, nil, ""), want{outcome: HTTPError, class: ServerError, risk: RiskUnknown}},
 		{"502 for tools/list has no side effect", post(listReq, 502, nil, ""), want{outcome: HTTPError, class: ServerError, risk: RiskNone, known: no()}},
 		{"408", post(callReq, 408, nil, ""), want{outcome: HTTPError, class: Timeout, advice: AdviceRetryIfSafe}},
-		{"302", post(callReq, 302, Header{"location": "/login"}, ""), want{outcome: HTTPError, class: Redirect}},
+		{"302", post(callReq, 302, Header{{"location", "/login"}}, ""), want{outcome: HTTPError, class: Redirect}},
 		{"batch 400", post(batch, 400, jsonCT, `{"jsonrpc":"2.0","id":"server-error","error":{"code":-32602,"message":"Validation error"}}`), want{outcome: HTTPError, class: BatchRejected}},
 		{"timeout", transport("timeout"), want{outcome: TransportError, class: Timeout, risk: RiskUnknown, known: no(), advice: AdviceRetryIfSafe}},
 		{"reset", transport("connection_reset"), want{outcome: TransportError, class: ConnectionReset, risk: RiskUnknown}},

@@ -13,8 +13,8 @@ const (
 	good      = `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[{"type":"text","text":"ok"}],"isError":false}}`
 )
 
-var jsonCT = Header{"content-type": "application/json"}
-var sseCT = Header{"content-type": "text/event-stream"}
+var jsonCT = Header{{"content-type", "application/json"}}
+var sseCT = Header{{"content-type", "text/event-stream"}}
 
 // want is the part of a Result a case asserts; empty fields are not checked.
 type want struct {
@@ -99,7 +99,7 @@ func TestProviderErrorPage(t *testing.T) {
 		want{outcome: ToolError, class: UnknownTool, advice: AdviceFixRequest})
 	check(t, "other message", post(callReq, 200, jsonCT, `{"result":{"content":[{"type":"text","text":"WHOIS server did not answer"}],"isError":true},"jsonrpc":"2.0","id":1}`),
 		want{outcome: ToolError, class: ToolFailed, advice: AdviceDoNotRetry})
-	h401 := Header{"content-type": "application/json", "www-authenticate": `Bearer resource_metadata="https://example.com/.well-known/oauth-protected-resource"`}
+	h401 := Header{{"content-type", "application/json"}, {"www-authenticate", `Bearer resource_metadata="https://example.com/.well-known/oauth-protected-resource"`}}
 	check(t, "401", post(callReq, 401, h401, `{"jsonrpc":"2.0","error":{"code":-32000,"message":"Unauthorized"},"id":null}`),
 		want{outcome: HTTPError, class: AuthRequired, code: code(-32000), advice: AdviceReauthenticate, risk: RiskNone, known: yes()})
 	// A server without a GET stream (the TypeScript v2 SDK's stateless
@@ -113,7 +113,7 @@ func TestProviderErrorPage(t *testing.T) {
 		want{outcome: Success, advice: AdviceNone, risk: RiskNone})
 	check(t, "405 POST", post(callReq, 405, jsonCT, `{"jsonrpc":"2.0","error":{"code":-32000,"message":"Method not allowed."},"id":null}`),
 		want{outcome: HTTPError, class: MethodNotAllowed, code: code(-32000)})
-	h429 := Header{"content-type": "application/json", "retry-after": "30"}
+	h429 := Header{{"content-type", "application/json"}, {"retry-after", "30"}}
 	check(t, "429", post(callReq, 429, h429, `{"jsonrpc":"2.0","error":{"code":-32000,"message":"Quota exceeded"},"id":null}`),
 		want{outcome: HTTPError, class: RateLimited, advice: AdviceRetryAfter})
 	check(t, "406", post(callReq, 406, jsonCT, `{"jsonrpc":"2.0","error":{"code":-32000,"message":"Not Acceptable: Client must accept both application/json and text/event-stream"},"id":null}`),
@@ -132,17 +132,17 @@ func TestRetryAfter(t *testing.T) {
 			t.Errorf("retryAfter(%v) = %+v, want %+v", h, got, want)
 		}
 	}
-	f(Header{"retry-after": "120"}, at, Int(120))
-	f(Header{"retry-after": " 0 "}, at, Int(0))
-	f(Header{"retry-after": "-5"}, at, NullInt{})
-	f(Header{"retry-after": "soon"}, at, NullInt{})
-	f(Header{"retry-after": "Sun, 18 Oct 2026 12:01:30 GMT"}, at, Int(90))
-	f(Header{"retry-after": "Sun, 18 Oct 2026 11:00:00 GMT"}, at, Int(0))
-	f(Header{"retry-after": "Sun, 18 Oct 2026 12:00:10 GMT", "date": "Sun, 18 Oct 2026 12:00:00 GMT"}, time.Time{}, Int(10))
-	f(Header{"retry-after": "Sun, 18 Oct 2026 12:00:10 GMT"}, time.Time{}, NullInt{})
+	f(Header{{"retry-after", "120"}}, at, Int(120))
+	f(Header{{"retry-after", " 0 "}}, at, Int(0))
+	f(Header{{"retry-after", "-5"}}, at, NullInt{})
+	f(Header{{"retry-after", "soon"}}, at, NullInt{})
+	f(Header{{"retry-after", "Sun, 18 Oct 2026 12:01:30 GMT"}}, at, Int(90))
+	f(Header{{"retry-after", "Sun, 18 Oct 2026 11:00:00 GMT"}}, at, Int(0))
+	f(Header{{"retry-after", "Sun, 18 Oct 2026 12:00:10 GMT"}, {"date", "Sun, 18 Oct 2026 12:00:00 GMT"}}, time.Time{}, Int(10))
+	f(Header{{"retry-after", "Sun, 18 Oct 2026 12:00:10 GMT"}}, time.Time{}, NullInt{})
 	f(nil, at, NullInt{})
 
-	r := Classify(&Exchange{HTTPMethod: "POST", RequestBody: []byte(callReq), Status: 429, ResponseHeaders: Header{"retry-after": "Sun, 18 Oct 2026 12:00:05 GMT"}, ResponseTime: at})
+	r := Classify(&Exchange{HTTPMethod: "POST", RequestBody: []byte(callReq), Status: 429, ResponseHeaders: Header{{"retry-after", "Sun, 18 Oct 2026 12:00:05 GMT"}}, ResponseTime: at})
 	if r.RetryAfterS != Int(5) || r.RetryAdvice != AdviceRetryAfter {
 		t.Errorf("429 with date: retry_after_s %+v advice %s", r.RetryAfterS, r.RetryAdvice)
 	}

@@ -18,7 +18,7 @@ func FuzzClassify(f *testing.F) {
 			HTTPMethod:      "POST",
 			RequestBody:     []byte(req),
 			Status:          status,
-			ResponseHeaders: Header{"content-type": ct, "retry-after": terr},
+			ResponseHeaders: Header{{"content-type", ct}, {"retry-after", terr}},
 			ResponseBody:    []byte(body),
 			Stream:          StreamEnd(stream % 3),
 			BodyTruncated:   truncated,

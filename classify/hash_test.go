@@ -43,11 +43,11 @@ func TestParamsHash(t *testing.T) {
 }
 
 func TestRequestFields(t *testing.T) {
-	r := Classify(&Exchange{HTTPMethod: "POST", RequestBody: []byte(`{"jsonrpc":"2.0","id":"abc","method":"tools/call","params":{"name":"lookup","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`), Status: 200, ResponseHeaders: Header{"content-type": "application/json; charset=utf-8"}, ResponseBody: []byte(`{"jsonrpc":"2.0","id":"abc","result":{"content":[]}}`)})
+	r := Classify(&Exchange{HTTPMethod: "POST", RequestBody: []byte(`{"jsonrpc":"2.0","id":"abc","method":"tools/call","params":{"name":"lookup","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`), Status: 200, ResponseHeaders: Header{{"content-type", "application/json; charset=utf-8"}}, ResponseBody: []byte(`{"jsonrpc":"2.0","id":"abc","result":{"content":[]}}`)})
 	if r.JSONRPCID != "abc" || r.ToolName != "lookup" || r.ProtocolVersion != "2026-07-28" || r.ContentType != "application/json" || r.Outcome != ToolSuccess {
 		t.Errorf("%+v", r)
 	}
-	r = Classify(&Exchange{HTTPMethod: "POST", RequestHeaders: Header{"mcp-protocol-version": "2025-06-18"}, RequestBody: []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}`), Status: 200, ResponseBody: []byte(`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-03-26","capabilities":{}}}`)})
+	r = Classify(&Exchange{HTTPMethod: "POST", RequestHeaders: Header{{"mcp-protocol-version", "2025-06-18"}}, RequestBody: []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}`), Status: 200, ResponseBody: []byte(`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-03-26","capabilities":{}}}`)})
 	if r.ProtocolVersion != "2025-03-26" || r.Outcome != Success || r.JSONRPCID != "0" {
 		t.Errorf("initialize: %+v", r)
 	}

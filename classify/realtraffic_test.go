@@ -81,7 +81,7 @@ func expectRecorded(scenario, step string, ev *schema.Event) realWant {
 	case "cut stream":
 		return realWant{classify.StreamIncomplete, classify.ServerAbort}
 	case "client gives up":
-		if ev.RequestHeaders["mcp-protocol-version"] >= "2026-07-28" {
+		if ev.RequestHeaders.Get("mcp-protocol-version") >= "2026-07-28" {
 			// Closing the stream is the cancel on this revision.
 			return realWant{classify.Cancelled, classify.RequestCancelled}
 		}

@@ -12,13 +12,6 @@ import (
 	"time"
 )
 
-// Header holds HTTP headers with lower-case names, as the log contract
-// records them. A nil Header is empty.
-type Header map[string]string
-
-// Get returns the value of the lower-case header name, or "".
-func (h Header) Get(name string) string { return h[name] }
-
 // StreamEnd tells how an SSE response stream ended, as the observer saw it.
 type StreamEnd uint8
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcplens/mcplens/classify"
 	"github.com/mcplens/mcplens/schema"
 )
 
@@ -56,8 +57,9 @@ func checkEvent(t *testing.T, sc Scenario, x exchange) {
 	if ev.HTTPStatus == 0 || ev.TransportError != "" {
 		t.Errorf("%s: status %d, transport_error %q", at, ev.HTTPStatus, ev.TransportError)
 	}
-	for _, h := range []map[string]string{ev.RequestHeaders, ev.ResponseHeaders} {
-		for k := range h {
+	for _, h := range []classify.Header{ev.RequestHeaders, ev.ResponseHeaders} {
+		for _, f := range h {
+			k := f.Name
 			if k != strings.ToLower(k) {
 				t.Errorf("%s: header %q not lower-case", at, k)
 			}
@@ -155,14 +157,14 @@ func checkStep(t *testing.T, sc Scenario, st Step, xs, all []exchange) {
 		cancelled := filter(xs, func(x exchange) bool { return x.method == "notifications/cancelled" })
 		expect(len(cancelled) == 1 && cancelled[0].ev.HTTPStatus == 202, "notifications/cancelled exchanges %d", len(cancelled))
 	case "rate limited", "rate limited then resent":
-		expect(first.ev.HTTPStatus == 429 && first.ev.ResponseHeaders["retry-after"] == "2", "status %d headers %v", first.ev.HTTPStatus, first.ev.ResponseHeaders)
+		expect(first.ev.HTTPStatus == 429 && first.ev.ResponseHeaders.Get("retry-after") == "2", "status %d headers %v", first.ev.HTTPStatus, first.ev.ResponseHeaders)
 	case "unavailable then resent":
 		expect(first.ev.HTTPStatus == 503 && first.ctype == "text/plain", "status %d %s", first.ev.HTTPStatus, first.ctype)
 	case "unavailable json then resent":
 		expect(first.ev.HTTPStatus == 503 && first.ctype == "application/json" && strings.Contains(first.ev.ResponseBody, `"code":-32603`),
 			"status %d %s %q", first.ev.HTTPStatus, first.ctype, first.ev.ResponseBody)
 	case "unauthorized":
-		expect(last.ev.HTTPStatus == 401 && strings.HasPrefix(last.ev.ResponseHeaders["www-authenticate"], `Bearer resource_metadata="`),
+		expect(last.ev.HTTPStatus == 401 && strings.HasPrefix(last.ev.ResponseHeaders.Get("www-authenticate"), `Bearer resource_metadata="`),
 			"status %d headers %v", last.ev.HTTPStatus, last.ev.ResponseHeaders)
 	case "malformed json", "malformed event":
 		data := strings.TrimSpace(strings.TrimPrefix(body, "event: message\ndata: "))

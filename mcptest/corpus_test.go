@@ -170,7 +170,7 @@ func view(ev schema.Event) exchange {
 			x.tool = p.Name
 		}
 	}
-	if ct := ev.ResponseHeaders["content-type"]; ct != "" {
+	if ct := ev.ResponseHeaders.Get("content-type"); ct != "" {
 		x.ctype, _, _ = mime.ParseMediaType(ct)
 	}
 	return x

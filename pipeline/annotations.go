@@ -57,7 +57,7 @@ func (a *annotations) Learn(rec *schema.Exchange, body *schema.Body) []schema.To
 	if rec.Method != "tools/list" || rec.Outcome != classify.Success || body == nil {
 		return nil
 	}
-	payload := classify.Payload(body.ResponseHeaders["content-type"], bytesOf(body.ResponseBody))
+	payload := classify.Payload(body.ResponseHeaders.Get("content-type"), bytesOf(body.ResponseBody))
 	var tl toolsList
 	if payload == nil || json.Unmarshal(payload, &tl) != nil {
 		return nil

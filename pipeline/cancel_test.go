@@ -34,9 +34,9 @@ func (c *cancelTraffic) add(at time.Time, ev schema.Event) {
 	ev.V, ev.Source, ev.Observer, ev.Server = 1, "gateway", "gw-1", "tools"
 	if ev.SessionID != "" && ev.Kind != schema.KindResponse {
 		if ev.RequestHeaders == nil {
-			ev.RequestHeaders = map[string]string{}
+			ev.RequestHeaders = classify.HeaderOf(map[string]string{})
 		}
-		ev.RequestHeaders["mcp-session-id"] = ev.SessionID
+		ev.RequestHeaders.Set("mcp-session-id", ev.SessionID)
 	}
 	if ev.EventID == "" {
 		ev.EventID = fmt.Sprintf("ev-%d", c.n)
@@ -63,7 +63,7 @@ func cancelBody(id int) string {
 // request logs the request half of a call at s seconds.
 func (c *cancelTraffic) request(xid, session string, s float64, body string) {
 	c.add(c.at(s), schema.Event{Kind: schema.KindRequest, ExchangeID: xid, TS: c.at(s), SessionID: session, HTTPMethod: "POST",
-		RequestHeaders: map[string]string{"mcp-protocol-version": "2025-11-25"}, RequestBody: body})
+		RequestHeaders: classify.HeaderOf(map[string]string{"mcp-protocol-version": "2025-11-25"}), RequestBody: body})
 }
 
 // response logs the response half at s seconds: an SSE stream with
@@ -72,7 +72,7 @@ func (c *cancelTraffic) request(xid, session string, s float64, body string) {
 func (c *cancelTraffic) response(xid, session string, s float64, id int, reason string) {
 	progress := `data: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1,"progressToken":1}}` + "\n\n"
 	ev := schema.Event{Kind: schema.KindResponse, ExchangeID: xid, TS: c.at(s), SessionID: session, HTTPStatus: 200,
-		ResponseHeaders: map[string]string{"content-type": "text/event-stream"}, ResponseBody: progress}
+		ResponseHeaders: classify.HeaderOf(map[string]string{"content-type": "text/event-stream"}), ResponseBody: progress}
 	complete := reason == "eof" || reason == "result"
 	ev.StreamComplete = &complete
 	if reason == "result" {
@@ -88,7 +88,7 @@ func (c *cancelTraffic) exchange(session string, s, ms float64, body string, sta
 	d := ms
 	c.add(c.at(s).Add(time.Duration(ms*float64(time.Millisecond))), schema.Event{Kind: schema.KindExchange, TS: c.at(s), SessionID: session,
 		HTTPMethod: "POST", HTTPStatus: status, RequestBody: body, DurationMS: &d,
-		ResponseHeaders: map[string]string{"content-type": "application/json"}, ResponseBody: resp})
+		ResponseHeaders: classify.HeaderOf(map[string]string{"content-type": "application/json"}), ResponseBody: resp})
 }
 
 func (c *cancelTraffic) cancel(session string, s float64, id int) {

@@ -114,7 +114,7 @@ func viewWireKey(ev, req *schema.Event, id string) string {
 	if ev.SessionID != "" || req == nil {
 		return ""
 	}
-	return wireKey(serverName(ev), ev.Source, ev.Observer, req.RequestHeaders["user-agent"], id)
+	return wireKey(serverName(ev), ev.Source, ev.Observer, req.RequestHeaders.Get("user-agent"), id)
 }
 
 // indexWire matches, by transport, a cancel that names no client with the
@@ -227,7 +227,7 @@ func recordWireKey(rec *schema.Exchange, body *schema.Body, id string) string {
 	if rec.SessionID != "" {
 		return ""
 	}
-	return wireKey(rec.Server, rec.Source, rec.Observer, body.RequestHeaders["user-agent"], id)
+	return wireKey(rec.Server, rec.Source, rec.Observer, body.RequestHeaders.Get("user-agent"), id)
 }
 
 // rememberWire keeps a session-less call that gave up under its transport

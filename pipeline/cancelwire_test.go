@@ -242,8 +242,8 @@ func goClientCopy(t *testing.T, modern []schema.Event, i int, c goClient, shift 
 			ev.ClientName = c.name
 		}
 		ev.RequestBody = strings.ReplaceAll(ev.RequestBody, `"name":"mcptest-client"`, fmt.Sprintf("%q:%q", "name", c.name))
-		if ev.RequestHeaders["user-agent"] != "Go-http-client/1.1" {
-			t.Fatalf("recorded %s has User-Agent %q", ev.ExchangeID, ev.RequestHeaders["user-agent"])
+		if ev.RequestHeaders.Get("user-agent") != "Go-http-client/1.1" {
+			t.Fatalf("recorded %s has User-Agent %q", ev.ExchangeID, ev.RequestHeaders.Get("user-agent"))
 		}
 		out = append(out, ev)
 	}

@@ -294,7 +294,7 @@ func (c *correlator) pairKey(ev *schema.Event) hkey {
 	if ev.Kind == schema.KindRequest {
 		id, _ = classify.RequestID(bytesOf(ev.RequestBody))
 	} else {
-		id, _ = classify.ResponseID(ev.ResponseHeaders["content-type"], bytesOf(ev.ResponseBody))
+		id, _ = classify.ResponseID(ev.ResponseHeaders.Get("content-type"), bytesOf(ev.ResponseBody))
 	}
 	return c.h.of(ev.Source, ev.Observer, "s", ev.SessionID, id)
 }

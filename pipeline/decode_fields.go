@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/mcplens/mcplens/classify"
 	"github.com/mcplens/mcplens/schema"
 	"github.com/valyala/fastjson"
 	"github.com/valyala/fastjson/fastfloat"
@@ -281,8 +282,9 @@ func (s *decodeState) duration(v *jval) {
 	s.ev.DurationMS = &f
 }
 
-// headers reads an object of string values, lower-casing the names.
-func (s *decodeState) headers(field string, v *jval) map[string]string {
+// headers reads an object of string values, lower-casing the names, in
+// name order; of a name given twice the last value counts.
+func (s *decodeState) headers(field string, v *jval) classify.Header {
 	if v.kind == jNull {
 		return nil
 	}
@@ -290,7 +292,7 @@ func (s *decodeState) headers(field string, v *jval) map[string]string {
 		s.fail(field, "want an object of strings, got %s", v.kind)
 		return nil
 	}
-	h := make(map[string]string, v.n)
+	h := make(classify.Header, 0, v.n)
 	for m := v.members(); s.err == nil; {
 		k, hv, ok := m.next()
 		if !ok {
@@ -306,9 +308,9 @@ func (s *decodeState) headers(field string, v *jval) map[string]string {
 			continue
 		}
 		s.d.lower = appendLowerASCII(s.d.lower[:0], k)
-		h[s.d.internBytes(s.d.lower)] = s.d.internBytes(s.d.unescaped(&hv))
+		h = append(h, classify.HeaderField{Name: s.d.internBytes(s.d.lower), Value: s.d.internBytes(s.d.unescaped(&hv))})
 	}
-	return h
+	return h.Normalized()
 }
 
 func appendLowerASCII(dst, b []byte) []byte {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcplens/mcplens/classify"
 	"github.com/mcplens/mcplens/schema"
 )
 
@@ -63,8 +64,9 @@ func checkEvent(t testing.TB, ev schema.Event) {
 	if ev.HasResponse() && ev.HTTPStatus == 0 && ev.TransportError == "" {
 		t.Fatal("response side without http.status or transport_error")
 	}
-	for _, h := range []map[string]string{ev.RequestHeaders, ev.ResponseHeaders} {
-		for k := range h {
+	for _, h := range []classify.Header{ev.RequestHeaders, ev.ResponseHeaders} {
+		for _, f := range h {
+			k := f.Name
 			if strings.ContainsAny(k, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") {
 				t.Fatalf("header name %q not lower-case", k)
 			}
@@ -123,10 +125,10 @@ func TestDecodeFields(t *testing.T) {
 		Kind: "exchange", Source: "gateway", Observer: "gw-0", ExchangeID: "x-1",
 		Server: "weather", URL: "https://mcp.example.com/mcp", ClientName: "claude-code",
 		ClientVersion: "1.2.3", SessionID: "s-1", HTTPMethod: "POST", HTTPStatus: 200,
-		RequestHeaders: map[string]string{
+		RequestHeaders: classify.HeaderOf(map[string]string{
 			"content-type": "application/json", "accept": "application/json, text/event-stream", "mcp-session-id": "s-1",
-		},
-		ResponseHeaders: map[string]string{"content-type": "application/json"},
+		}),
+		ResponseHeaders: classify.HeaderOf(map[string]string{"content-type": "application/json"}),
 		RequestBody:     `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_forecast","arguments":{"city":"Z\u00fcrich"}}}`, // one level of escaping removed, the body's own kept
 		ResponseBody:    `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"sunny\n"}]}}`,
 		DurationMS:      &dur, Attempt: 1, RetryOrigin: "none", ClientOutcome: "success",
@@ -136,7 +138,7 @@ func TestDecodeFields(t *testing.T) {
 	})
 	f(2, schema.Event{
 		V: 1, TS: time.Date(2026, 3, 1, 12, 0, 1, 0, time.UTC), Kind: "exchange", Source: "gateway",
-		HTTPMethod: "POST", HTTPStatus: 202, RequestHeaders: map[string]string{"content-type": "application/json"},
+		HTTPMethod: "POST", HTTPStatus: 202, RequestHeaders: classify.HeaderOf(map[string]string{"content-type": "application/json"}),
 		RequestBody:    `{"jsonrpc":"2.0","method":"notifications/initialized"}`,
 		StreamComplete: &yes, CloseReason: "eof",
 		Attrs: map[string]json.RawMessage{"http.version": json.RawMessage(`"1.1"`)},
@@ -147,7 +149,7 @@ func TestDecodeFields(t *testing.T) {
 	})
 	f(4, schema.Event{
 		V: 1, TS: time.Date(2026, 3, 1, 12, 0, 2, 7e8, time.UTC), Kind: "response", Source: "client",
-		ExchangeID: "x-2", HTTPStatus: 200, ResponseHeaders: map[string]string{"content-type": "text/event-stream"},
+		ExchangeID: "x-2", HTTPStatus: 200, ResponseHeaders: classify.HeaderOf(map[string]string{"content-type": "text/event-stream"}),
 		ResponseBody:   "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"a\",\"result\":{\"tools\":[]}}\n\n",
 		StreamComplete: &no, CloseReason: "reset", BodyTruncated: true,
 	})
@@ -162,7 +164,7 @@ func TestDecodeFields(t *testing.T) {
 	})
 	f(7, schema.Event{
 		V: 1, TS: time.Date(2026, 3, 1, 12, 0, 5, 0, time.UTC), Kind: "request", Source: "gateway",
-		HTTPMethod: "GET", RequestHeaders: map[string]string{"last-event-id": "42", "x-weird": ""},
+		HTTPMethod: "GET", RequestHeaders: classify.HeaderOf(map[string]string{"last-event-id": "42", "x-weird": ""}),
 	})
 }
 

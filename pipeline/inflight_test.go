@@ -28,7 +28,7 @@ func flightEvent(kind, session string, n, a int, at time.Duration) schema.Event 
 		ev.RequestBody = fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"write","arguments":{"a":%d}}}`, n, a)
 	} else {
 		ev.HTTPStatus = 200
-		ev.ResponseHeaders = map[string]string{"content-type": "application/json"}
+		ev.ResponseHeaders = classify.HeaderOf(map[string]string{"content-type": "application/json"})
 		ev.ResponseBody = fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"content":[]}}`, n)
 	}
 	return ev

@@ -7,6 +7,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/mcplens/mcplens/classify"
 	"github.com/mcplens/mcplens/schema"
 )
 
@@ -33,11 +34,11 @@ func pack(ev *schema.Event) packed {
 		len(ev.Server) + len(ev.URL) + len(ev.ClientName) + len(ev.ClientVersion) + len(ev.SessionID) +
 		len(ev.HTTPMethod) + len(ev.CloseReason) + len(ev.TransportError) + len(ev.RetryOrigin) +
 		len(ev.IdempotencyKey) + len(ev.ClientOutcome)
-	for k, v := range ev.RequestHeaders {
-		n += len(k) + len(v) + 4
+	for _, f := range ev.RequestHeaders {
+		n += len(f.Name) + len(f.Value) + 4
 	}
-	for k, v := range ev.ResponseHeaders {
-		n += len(k) + len(v) + 4
+	for _, f := range ev.ResponseHeaders {
+		n += len(f.Name) + len(f.Value) + 4
 	}
 	for k, v := range ev.Attrs {
 		n += len(k) + len(v) + 4
@@ -72,8 +73,8 @@ func pack(ev *schema.Event) packed {
 		ev.RetryOrigin, ev.IdempotencyKey, ev.ClientOutcome} {
 		b = appendString(b, s)
 	}
-	b = appendMap(b, ev.RequestHeaders)
-	b = appendMap(b, ev.ResponseHeaders)
+	b = appendHeader(b, ev.RequestHeaders)
+	b = appendHeader(b, ev.ResponseHeaders)
 	b = binary.AppendUvarint(b, uint64(len(ev.Attrs)))
 	for k, v := range ev.Attrs {
 		b = appendString(b, k)
@@ -87,11 +88,11 @@ func appendString(b []byte, s string) []byte {
 	return append(b, s...)
 }
 
-func appendMap(b []byte, m map[string]string) []byte {
-	b = binary.AppendUvarint(b, uint64(len(m)))
-	for k, v := range m {
-		b = appendString(b, k)
-		b = appendString(b, v)
+func appendHeader(b []byte, h classify.Header) []byte {
+	b = binary.AppendUvarint(b, uint64(len(h)))
+	for _, f := range h {
+		b = appendString(b, f.Name)
+		b = appendString(b, f.Value)
 	}
 	return b
 }
@@ -157,18 +158,18 @@ func (u *unpacker) str() string {
 	return s
 }
 
-func (u *unpacker) strMap() map[string]string {
+func (u *unpacker) header() classify.Header {
 	l, n := binary.Uvarint(u.b[u.i:])
 	u.i += n
 	if l == 0 {
 		return nil
 	}
-	m := make(map[string]string, l)
-	for range l {
-		k := u.str()
-		m[k] = u.str()
+	h := make(classify.Header, l)
+	for i := range h {
+		h[i].Name = u.str()
+		h[i].Value = u.str()
 	}
-	return m
+	return h
 }
 
 // unpack rebuilds the event.
@@ -196,8 +197,8 @@ func (p packed) unpack() *schema.Event {
 		&ev.RetryOrigin, &ev.IdempotencyKey, &ev.ClientOutcome} {
 		*dst = u.str()
 	}
-	ev.RequestHeaders = u.strMap()
-	ev.ResponseHeaders = u.strMap()
+	ev.RequestHeaders = u.header()
+	ev.ResponseHeaders = u.header()
 	l, n := binary.Uvarint(u.b[u.i:])
 	u.i += n
 	if l > 0 {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcplens/mcplens/classify"
 	"github.com/mcplens/mcplens/schema"
 )
 
@@ -18,8 +19,8 @@ func TestPackRoundTrip(t *testing.T) {
 		V: 1, EventID: "e-1", TS: time.Date(2026, 1, 2, 3, 4, 5, 678_000_000, time.UTC), Kind: "request", Source: "client",
 		Observer: "o", ExchangeID: "x", Server: "s", URL: "https://h/mcp", ClientName: "c", ClientVersion: "1",
 		SessionID: "sess", HTTPMethod: "POST", HTTPStatus: 200,
-		RequestHeaders:  map[string]string{"content-type": "application/json", "mcp-session-id": "sess"},
-		ResponseHeaders: map[string]string{"retry-after": "2"},
+		RequestHeaders:  classify.HeaderOf(map[string]string{"content-type": "application/json", "mcp-session-id": "sess"}),
+		ResponseHeaders: classify.HeaderOf(map[string]string{"retry-after": "2"}),
 		RequestBody:     `{"jsonrpc":"2.0"}`, ResponseBody: "resp", BodyTruncated: true, DurationMS: &d,
 		StreamComplete: &done, CloseReason: "reset", TransportError: "", Attempt: 3, RetryOrigin: "sdk",
 		IdempotencyKey: "k", ClientOutcome: "error", Attrs: map[string]json.RawMessage{"step": json.RawMessage(`"x"`)},
@@ -54,7 +55,7 @@ func TestPackedEventID(t *testing.T) {
 // waitingRequest is a request event as one waits for its response.
 func waitingRequest(id, body string) schema.Event {
 	return schema.Event{V: 1, EventID: id, Kind: "request", TS: time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC),
-		Source: "gateway", Server: "s", RequestHeaders: map[string]string{"content-type": "application/json"}, RequestBody: body}
+		Source: "gateway", Server: "s", RequestHeaders: classify.HeaderOf(map[string]string{"content-type": "application/json"}), RequestBody: body}
 }
 
 // TestSavedEventCodecs round-trips a waiting event through its stored

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcplens/mcplens/classify"
 	"github.com/mcplens/mcplens/schema"
 )
 
@@ -21,7 +22,7 @@ func (c *cancelTraffic) cutCall(session string, s float64, id int, body string) 
 	complete := false
 	c.add(c.at(s).Add(500*time.Millisecond), schema.Event{Kind: schema.KindExchange, TS: c.at(s), SessionID: session, HTTPMethod: "POST", HTTPStatus: 200,
 		RequestBody: body, DurationMS: &d, StreamComplete: &complete, CloseReason: "server_abort",
-		ResponseHeaders: map[string]string{"content-type": "text/event-stream"},
+		ResponseHeaders: classify.HeaderOf(map[string]string{"content-type": "text/event-stream"}),
 		ResponseBody:    `data: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1,"progressToken":1}}` + "\n\n"})
 }
 

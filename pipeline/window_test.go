@@ -188,7 +188,7 @@ func benchCorrelate(b *testing.B, t0 time.Time, n int, sessions bool) {
 	c := newCorrelator(CorrelatorConfig{MaxPending: 4 * n, PairWindow: time.Hour})
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{}}}`
 	resp := `{"jsonrpc":"2.0","id":1,"result":{"content":[],"isError":false}}`
-	hdr := map[string]string{"content-type": "application/json"}
+	hdr := classify.Header{{Name: "content-type", Value: "application/json"}}
 	names := []string{""}
 	if sessions {
 		names = make([]string, 2000)

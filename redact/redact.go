@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/mcplens/mcplens/classify"
 	"github.com/mcplens/mcplens/schema"
 )
 
@@ -241,18 +242,16 @@ var protocolHeaders = map[string]bool{
 	"last-event-id": true, "retry-after": true, "www-authenticate": true,
 }
 
-func (r *Redactor) applyHeaders(h map[string]string) {
-	for name, v := range h {
-		switch {
+func (r *Redactor) applyHeaders(h classify.Header) {
+	for i := range h {
+		switch name, v := h[i].Name, h[i].Value; {
 		case r.headers[name]:
 			if v != "" {
-				h[name] = Redacted
+				h[i].Value = Redacted
 			}
 		case protocolHeaders[name]:
 		default:
-			if red := r.patternsIn(v); red != v {
-				h[name] = red
-			}
+			h[i].Value = r.patternsIn(v)
 		}
 	}
 }

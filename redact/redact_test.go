@@ -6,6 +6,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/mcplens/mcplens/classify"
 	"github.com/mcplens/mcplens/internal/loadgen"
 	"github.com/mcplens/mcplens/schema"
 )
@@ -91,12 +92,12 @@ func TestRedactBodies(t *testing.T) {
 func TestRedactApply(t *testing.T) {
 	r := newTestRedactor(t, Config{Headers: []string{"X-Internal-Auth"}, MaxBodyBytes: 64})
 	ev := schema.Event{
-		RequestHeaders: map[string]string{
+		RequestHeaders: classify.HeaderOf(map[string]string{
 			"authorization": "Bearer abc", "cookie": "a=b", "x-internal-auth": "s3cret",
 			"content-type": "application/json", "x-forwarded-key": "sk-abcdefghijklmnopqrstuvwxyz", "api-key": "",
 			"mcp-session-id": "eyJhbGciOiJIUzI1NiJ9.eyJzaWQiOiIxIn0.c2ln",
-		},
-		ResponseHeaders: map[string]string{"set-cookie": "sid=1", "www-authenticate": `Bearer realm="mcp", scope="files:read"`},
+		}),
+		ResponseHeaders: classify.HeaderOf(map[string]string{"set-cookie": "sid=1", "www-authenticate": `Bearer realm="mcp", scope="files:read"`}),
 		RequestBody:     `{"password":"hunter2"}`,
 		ResponseBody:    strings.Repeat("é", 40), // 80 bytes
 	}
@@ -107,11 +108,11 @@ func TestRedactApply(t *testing.T) {
 		"mcp-session-id": "eyJhbGciOiJIUzI1NiJ9.eyJzaWQiOiIxIn0.c2ln", // read by correlation: kept
 	}
 	for k, v := range wantReq {
-		if ev.RequestHeaders[k] != v {
-			t.Errorf("request header %s = %q, want %q", k, ev.RequestHeaders[k], v)
+		if ev.RequestHeaders.Get(k) != v {
+			t.Errorf("request header %s = %q, want %q", k, ev.RequestHeaders.Get(k), v)
 		}
 	}
-	if ev.ResponseHeaders["set-cookie"] != Redacted || ev.ResponseHeaders["www-authenticate"] != `Bearer realm="mcp", scope="files:read"` {
+	if ev.ResponseHeaders.Get("set-cookie") != Redacted || ev.ResponseHeaders.Get("www-authenticate") != `Bearer realm="mcp", scope="files:read"` {
 		t.Errorf("response headers %v", ev.ResponseHeaders)
 	}
 	if ev.RequestBody != `{"password":"[REDACTED]"}` {
@@ -130,9 +131,9 @@ func TestRedactConfig(t *testing.T) {
 	if got := r.Text(`{"password":"x"} ssn-123 sk-abcdefghijklmnopqrstuvwxyz`); got != `{"password":"x"} [REDACTED] sk-abcdefghijklmnopqrstuvwxyz` {
 		t.Errorf("NoDefaults: %s", got)
 	}
-	ev := schema.Event{RequestHeaders: map[string]string{"authorization": "a", "x-a": "b"}, ResponseBody: strings.Repeat("x", 1<<20)}
+	ev := schema.Event{RequestHeaders: classify.HeaderOf(map[string]string{"authorization": "a", "x-a": "b"}), ResponseBody: strings.Repeat("x", 1<<20)}
 	r.Apply(&ev)
-	if ev.RequestHeaders["authorization"] != "a" || ev.RequestHeaders["x-a"] != Redacted || ev.BodyTruncated {
+	if ev.RequestHeaders.Get("authorization") != "a" || ev.RequestHeaders.Get("x-a") != Redacted || ev.BodyTruncated {
 		t.Errorf("NoDefaults apply: %v truncated=%v", ev.RequestHeaders, ev.BodyTruncated)
 	}
 	if d := newTestRedactor(t, Config{}); d.maxBody != DefaultMaxBodyBytes {
@@ -178,7 +179,7 @@ func FuzzRedact(f *testing.F) {
 
 func benchRedact(b *testing.B, body string) {
 	r := newTestRedactor(b, Config{})
-	ev := schema.Event{RequestHeaders: map[string]string{"content-type": "application/json", "accept": "application/json"}}
+	ev := schema.Event{RequestHeaders: classify.HeaderOf(map[string]string{"content-type": "application/json", "accept": "application/json"})}
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for b.Loop() {

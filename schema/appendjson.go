@@ -2,10 +2,11 @@ package schema
 
 import (
 	"math"
-	"slices"
 	"strconv"
 	"time"
 	"unicode/utf8"
+
+	"github.com/mcplens/mcplens/classify"
 )
 
 // The appenders below write JSON exactly as encoding/json does with
@@ -122,25 +123,19 @@ func appendStrings(b []byte, ss []string) []byte {
 	return append(b, ']')
 }
 
-// AppendStringMap appends m as a JSON object with its keys sorted, as
-// encoding/json encodes a map[string]string with SetEscapeHTML(false);
-// a nil or empty map as {}. The sort uses a small array on the stack for
-// the usual handful of keys.
-func AppendStringMap(b []byte, m map[string]string) []byte {
-	var arr [16]string
-	keys := arr[:0]
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+// AppendHeader appends h as a JSON object with its names sorted, as
+// encoding/json encodes the same headers as a map[string]string with
+// SetEscapeHTML(false); a nil or empty h as {}. Decoded headers are
+// sorted already; a literal out of order is sorted in a copy.
+func AppendHeader(b []byte, h classify.Header) []byte {
 	b = append(b, '{')
-	for i, k := range keys {
+	for i, f := range h.Sorted() {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendString(b, k)
+		b = appendString(b, f.Name)
 		b = append(b, ':')
-		b = appendString(b, m[k])
+		b = appendString(b, f.Value)
 	}
 	return append(b, '}')
 }

@@ -5,15 +5,18 @@ import (
 	"encoding/json"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/mcplens/mcplens/classify"
 )
 
-// TestAppendStringMapMatchesEncodingJSON holds AppendStringMap to
-// encoding/json byte for byte over random maps: keys and values with
+// TestAppendHeaderMatchesEncodingJSON holds AppendHeader to
+// encoding/json of the same headers as a map, byte for byte, over random
+// maps: keys and values with
 // quotes, backslashes, control bytes, <>&, U+2028, invalid UTF-8, up to
-// 40 keys (past the stack array). Also as the DuckDB appender stores it:
+// 40 keys (in their map order, so mostly unsorted). Also as the DuckDB appender stores it:
 // json.Marshal of the result as a json.RawMessage (which escapes HTML)
 // gives what json.Marshal of the map gave.
-func TestAppendStringMapMatchesEncodingJSON(t *testing.T) {
+func TestAppendHeaderMatchesEncodingJSON(t *testing.T) {
 	pieces := []string{"a", "Z", "content-type", "\"", "\\", "\n", "\x00", "\x1f", "<", ">", "&", "\u2028", "\u2029",
 		"é", "\xff", "\xe2\x82", "; rel=\"next\"", " ", "application/json, text/event-stream", "日本"}
 	rng := rand.New(rand.NewPCG(7, 21))
@@ -42,7 +45,14 @@ func TestAppendStringMapMatchesEncodingJSON(t *testing.T) {
 		if m == nil {
 			wantText = []byte("{}")
 		}
-		got := AppendStringMap(nil, m)
+		h := make(classify.Header, 0, len(m))
+		for k, v := range m {
+			h = append(h, classify.HeaderField{Name: k, Value: v})
+		}
+		got := AppendHeader(nil, h)
+		if sorted := AppendHeader(nil, classify.HeaderOf(m)); !bytes.Equal(sorted, got) {
+			t.Fatalf("map %q: sorted\n %s\nunsorted\n %s", m, sorted, got)
+		}
 		if !bytes.Equal(got, wantText) {
 			t.Fatalf("map %q:\n got %s\nwant %s", m, got, wantText)
 		}
@@ -57,9 +67,9 @@ func TestAppendStringMapMatchesEncodingJSON(t *testing.T) {
 			}
 		}
 	}
-	small := map[string]string{"content-type": "application/json", "mcp-session-id": "s-1", "accept": "*/*"}
+	small := classify.HeaderOf(map[string]string{"content-type": "application/json", "mcp-session-id": "s-1", "accept": "*/*"})
 	buf := make([]byte, 0, 256)
-	if allocs := testing.AllocsPerRun(100, func() { buf = AppendStringMap(buf[:0], small) }); allocs != 0 {
-		t.Errorf("AppendStringMap allocates %.0f times for three headers", allocs)
+	if allocs := testing.AllocsPerRun(100, func() { buf = AppendHeader(buf[:0], small) }); allocs != 0 {
+		t.Errorf("AppendHeader allocates %.0f times for three sorted headers", allocs)
 	}
 }

@@ -65,13 +65,13 @@ type Exchange struct {
 // Body is the redacted, capped bodies and headers of one exchange, stored
 // apart from the exchange record.
 type Body struct {
-	ExchangeID      string            `json:"exchange_id"`
-	TS              time.Time         `json:"ts"`
-	RequestHeaders  map[string]string `json:"request_headers"`
-	ResponseHeaders map[string]string `json:"response_headers"`
-	RequestBody     string            `json:"request_body"`
-	ResponseBody    string            `json:"response_body"`
-	Truncated       bool              `json:"truncated"`
+	ExchangeID      string          `json:"exchange_id"`
+	TS              time.Time       `json:"ts"`
+	RequestHeaders  classify.Header `json:"request_headers"`
+	ResponseHeaders classify.Header `json:"response_headers"`
+	RequestBody     string          `json:"request_body"`
+	ResponseBody    string          `json:"response_body"`
+	Truncated       bool            `json:"truncated"`
 }
 
 // Quarantined is an input line that could not be decoded: kept with its raw

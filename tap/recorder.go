@@ -23,6 +23,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/mcplens/mcplens/classify"
 	"github.com/mcplens/mcplens/schema"
 )
 
@@ -146,7 +147,7 @@ func (rec *Recorder) event(r *http.Request, rw *responseWriter, start time.Time,
 		BodyTruncated:  reqTruncated || rw.body.truncated,
 		DurationMS:     &dur,
 	}
-	ev.RequestHeaders["host"] = r.Host
+	ev.RequestHeaders.Set("host", r.Host)
 	clientGone := r.Context().Err() != nil || rw.writeErr != nil
 
 	if !rw.wroteHeader {
@@ -168,9 +169,9 @@ func (rec *Recorder) event(r *http.Request, rw *responseWriter, start time.Time,
 		ev.ResponseHeaders = flattenHeader(rw.header)
 		ev.ResponseBody = rw.body.String()
 	}
-	ev.SessionID = ev.ResponseHeaders["mcp-session-id"]
+	ev.SessionID = ev.ResponseHeaders.Get("mcp-session-id")
 	if ev.SessionID == "" {
-		ev.SessionID = ev.RequestHeaders["mcp-session-id"]
+		ev.SessionID = ev.RequestHeaders.Get("mcp-session-id")
 	}
 	if rw.wroteHeader && isEventStream(rw.header) {
 		complete, reason := false, CloseEOF
@@ -209,12 +210,12 @@ func requestURL(r *http.Request) string {
 }
 
 // flattenHeader lower-cases names and joins repeated values with ", ".
-func flattenHeader(h http.Header) map[string]string {
-	out := make(map[string]string, len(h)+1)
+func flattenHeader(h http.Header) classify.Header {
+	out := make(classify.Header, 0, len(h)+1)
 	for k, vs := range h {
-		out[strings.ToLower(k)] = strings.Join(vs, ", ")
+		out = append(out, classify.HeaderField{Name: strings.ToLower(k), Value: strings.Join(vs, ", ")})
 	}
-	return out
+	return out.Normalized()
 }
 
 func isEventStream(h http.Header) bool {

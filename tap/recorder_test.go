@@ -8,10 +8,12 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mcplens/mcplens/classify"
 	"github.com/mcplens/mcplens/schema"
 	"github.com/mcplens/mcplens/tap"
 )
@@ -107,10 +109,10 @@ func TestRecorderJSONExchange(t *testing.T) {
 	if ev.RequestBody != reqBody || ev.ResponseBody != respBody || ev.BodyTruncated {
 		t.Errorf("bodies: %q / %q / truncated=%v", ev.RequestBody, ev.ResponseBody, ev.BodyTruncated)
 	}
-	if ev.RequestHeaders["content-type"] != "application/json" || ev.RequestHeaders["host"] == "" {
+	if ev.RequestHeaders.Get("content-type") != "application/json" || ev.RequestHeaders.Get("host") == "" {
 		t.Errorf("request headers %v", ev.RequestHeaders)
 	}
-	if ev.ResponseHeaders["x-multi"] != "a, b" || ev.ResponseHeaders["mcp-session-id"] != "sess-1" {
+	if ev.ResponseHeaders.Get("x-multi") != "a, b" || ev.ResponseHeaders.Get("mcp-session-id") != "sess-1" {
 		t.Errorf("response headers %v", ev.ResponseHeaders)
 	}
 	if ev.SessionID != "sess-1" || ev.ClientName != "probe" || ev.ClientVersion != "0.3" {
@@ -145,8 +147,8 @@ func TestRecorderImplicitStatusAndSniffing(t *testing.T) {
 		}
 	}
 	evs := waitEvents(t, col, 2)
-	if evs[0].ResponseHeaders["content-type"] != "text/html; charset=utf-8" {
-		t.Errorf("GET sniffed content-type = %q", evs[0].ResponseHeaders["content-type"])
+	if evs[0].ResponseHeaders.Get("content-type") != "text/html; charset=utf-8" {
+		t.Errorf("GET sniffed content-type = %q", evs[0].ResponseHeaders.Get("content-type"))
 	}
 	if evs[1].HTTPStatus != 200 || evs[1].ResponseBody != "" || evs[1].SessionID != "s-9" {
 		t.Errorf("DELETE event status=%d body=%q session=%q", evs[1].HTTPStatus, evs[1].ResponseBody, evs[1].SessionID)
@@ -185,7 +187,7 @@ func TestRecorderUnreadRequestBody(t *testing.T) {
 	resp := post(t, srv.URL, body, map[string]string{"User-Agent": "curl/8.5.0 extra"})
 	_ = resp.Body.Close()
 	ev := waitEvents(t, col, 1)[0]
-	if ev.RequestBody != body || ev.HTTPStatus != 429 || ev.ResponseHeaders["retry-after"] != "2" {
+	if ev.RequestBody != body || ev.HTTPStatus != 429 || ev.ResponseHeaders.Get("retry-after") != "2" {
 		t.Errorf("body=%q status=%d headers=%v", ev.RequestBody, ev.HTTPStatus, ev.ResponseHeaders)
 	}
 	if ev.ClientName != "curl" || ev.ClientVersion != "8.5.0" {
@@ -234,7 +236,9 @@ func bodyAfterAnswer(t *testing.T, limit int) {
 }
 
 func TestRecorderRedact(t *testing.T) {
-	cfg := tap.Config{Redact: func(ev *schema.Event) { delete(ev.RequestHeaders, "authorization") }}
+	cfg := tap.Config{Redact: func(ev *schema.Event) {
+		ev.RequestHeaders = slices.DeleteFunc(ev.RequestHeaders, func(f classify.HeaderField) bool { return f.Name == "authorization" })
+	}}
 	srv, col := serve(t, cfg, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") == "" {
 			t.Error("redaction reached the upstream request")
@@ -243,7 +247,7 @@ func TestRecorderRedact(t *testing.T) {
 	resp := post(t, srv.URL, "{}", map[string]string{"Authorization": "Bearer secret"})
 	_ = resp.Body.Close()
 	ev := waitEvents(t, col, 1)[0]
-	if _, ok := ev.RequestHeaders["authorization"]; ok {
+	if _, ok := ev.RequestHeaders.Lookup("authorization"); ok {
 		t.Errorf("authorization header kept: %v", ev.RequestHeaders)
 	}
 }

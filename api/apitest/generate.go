@@ -69,8 +69,8 @@ func Generate(ctx context.Context, s Writer, cfg GenerateConfig) error {
 		if cfg.BodyEvery > 0 && i%cfg.BodyEvery == 0 {
 			b.Bodies = append(b.Bodies, schema.Body{
 				ExchangeID: e.ExchangeID, TS: e.TS,
-				RequestHeaders:  map[string]string{"content-type": "application/json", "mcp-session-id": session},
-				ResponseHeaders: map[string]string{"content-type": "application/json"},
+				RequestHeaders:  classify.HeaderOf(map[string]string{"content-type": "application/json", "mcp-session-id": session}),
+				ResponseHeaders: classify.HeaderOf(map[string]string{"content-type": "application/json"}),
 				RequestBody:     fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":{"name":%q}}`, i, e.Method, e.ToolName),
 				ResponseBody:    fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"content":[]}}`, i),
 			})

@@ -63,7 +63,7 @@ func TestProxyRecordsRealTraffic(t *testing.T) {
 		if ev.Kind != schema.KindExchange || ev.Server != "gosdk" || ev.ExchangeID == "" {
 			t.Errorf("event %+v", ev)
 		}
-		if a := ev.RequestHeaders["authorization"]; a != "" && strings.Contains(a, "sk-live") {
+		if a := ev.RequestHeaders.Get("authorization"); a != "" && strings.Contains(a, "sk-live") {
 			t.Errorf("authorization header not redacted: %q", a)
 		}
 		if strings.Contains(ev.RequestBody, `"tools/call"`) {

@@ -130,9 +130,9 @@ func BenchmarkEncodeBodies(b *testing.B) {
 	for i := range rows {
 		rows[i] = schema.Body{
 			ExchangeID: fmt.Sprintf("x-%016x", i*2654435761), TS: time.Date(2026, 11, 2, 0, 0, i, 0, time.UTC),
-			RequestHeaders: map[string]string{"content-type": "application/json", "accept": "application/json, text/event-stream",
-				"mcp-session-id": fmt.Sprintf("s-%d", i/50), "mcp-protocol-version": "2025-06-18", "x-request-id": fmt.Sprint(i)},
-			ResponseHeaders: map[string]string{"content-type": "application/json", "mcp-session-id": fmt.Sprintf("s-%d", i/50)},
+			RequestHeaders: classify.HeaderOf(map[string]string{"content-type": "application/json", "accept": "application/json, text/event-stream",
+				"mcp-session-id": fmt.Sprintf("s-%d", i/50), "mcp-protocol-version": "2025-06-18", "x-request-id": fmt.Sprint(i)}),
+			ResponseHeaders: classify.HeaderOf(map[string]string{"content-type": "application/json", "mcp-session-id": fmt.Sprintf("s-%d", i/50)}),
 			RequestBody:     strings.Repeat(`{"jsonrpc":"2.0","id":1,"method":"tools/call"}`, 1+i%8),
 			ResponseBody:    strings.Repeat(`{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`, 6+i%60),
 		}

@@ -2,8 +2,6 @@ package chstore
 
 import (
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/column"
@@ -176,64 +174,43 @@ func list[T any](v []T) []T {
 // every key and value into an allocation of its own to box it (4% of an
 // ingester's CPU into ClickHouse went there); a headerMap is appended
 // through the driver's column.IterableOrderedMap instead, without those:
-// a value goes as a pointer into a scratch of the column's, which the
-// String column copies at once, and a key as the box the column's boxes
-// keep for it, since the LowCardinality column keeps what it is given as
-// its dictionary's key (a pointer into the scratch would change under
-// it). Its keys go in sorted order, so a row's bytes do not depend on
-// Go's map order.
+// a value goes as a pointer into the row's headers, which the String
+// column copies at once, and a key as the box the column's boxes keep
+// for it, since the LowCardinality column keeps what it is given as its
+// dictionary's key. Its names go in sorted order, as decoded.
 type headerMap struct {
-	m   map[string]string
-	col *headerColumn
-	i   int
+	h    classify.Header
+	keys boxes // shared by the column's rows
+	i    int
 }
 
-// headerColumn is what the rows of one column share, used by one row at
-// a time.
-type headerColumn struct {
-	scratch []headerPair
-	keys    boxes
-}
-
-type headerPair struct{ k, v string }
-
-// headerMaps returns a column's rows, one per map of rows (nil: empty).
-func headerMaps(n int, of func(i int) map[string]string) []*headerMap {
-	col := &headerColumn{keys: boxes{}}
+// headerMaps returns a column's rows, one per row's headers (nil: empty).
+func headerMaps(n int, of func(i int) classify.Header) []*headerMap {
+	keys := boxes{}
 	rows, out := make([]headerMap, n), make([]*headerMap, n)
 	for i := range rows {
-		rows[i] = headerMap{m: of(i), col: col}
+		rows[i] = headerMap{h: of(i).Sorted(), keys: keys}
 		out[i] = &rows[i]
 	}
 	return out
 }
 
-// Iterator fills the scratch with h's pairs, by key.
+// Iterator starts over h's headers.
 func (h *headerMap) Iterator() column.MapIterator {
-	p := h.col.scratch[:0]
-	for k, v := range h.m {
-		p = append(p, headerPair{k, v})
-	}
-	slices.SortFunc(p, func(a, b headerPair) int { return strings.Compare(a.k, b.k) })
-	h.col.scratch, h.i = p, -1
+	h.i = -1
 	return h
 }
 
 func (h *headerMap) Next() bool {
 	h.i++
-	return h.i < len(h.col.scratch)
+	return h.i < len(h.h)
 }
 
-func (h *headerMap) Key() any   { return h.col.keys.of(h.col.scratch[h.i].k) }
-func (h *headerMap) Value() any { return &h.col.scratch[h.i].v }
+func (h *headerMap) Key() any   { return h.keys.of(h.h[h.i].Name) }
+func (h *headerMap) Value() any { return &h.h[h.i].Value }
 
 // Put sets a pair, as a scan into a headerMap would.
-func (h *headerMap) Put(key, value any) {
-	if h.m == nil {
-		h.m = map[string]string{}
-	}
-	h.m[text(key)] = text(value)
-}
+func (h *headerMap) Put(key, value any) { h.h.Set(text(key), text(value)) }
 
 func text(v any) string {
 	switch v := v.(type) {
@@ -252,8 +229,8 @@ func text(v any) string {
 func bodyColumns(rows []schema.Body) []any {
 	n := len(rows)
 	id, ts := make([]string, n), make([]time.Time, n)
-	reqH := headerMaps(n, func(i int) map[string]string { return rows[i].RequestHeaders })
-	respH := headerMaps(n, func(i int) map[string]string { return rows[i].ResponseHeaders })
+	reqH := headerMaps(n, func(i int) classify.Header { return rows[i].RequestHeaders })
+	respH := headerMaps(n, func(i int) classify.Header { return rows[i].ResponseHeaders })
 	reqB, respB, trunc := make([]string, n), make([]string, n), make([]bool, n)
 	for i := range rows {
 		b := &rows[i]

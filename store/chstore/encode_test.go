@@ -173,7 +173,7 @@ func TestEncodeRoundTrip(t *testing.T) {
 	appendColumns(t, blk, bodyColumns(corpus.Bodies))
 	got = roundTrip(t, blk)
 	for i, b := range corpus.Bodies {
-		for col, want := range map[int]map[string]string{2: b.RequestHeaders, 3: b.ResponseHeaders} {
+		for col, want := range map[int]map[string]string{2: b.RequestHeaders.Map(), 3: b.ResponseHeaders.Map()} {
 			if want == nil {
 				want = map[string]string{}
 			}

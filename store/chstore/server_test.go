@@ -106,7 +106,7 @@ func checkStoredHeaders(t *testing.T, s *Store, bodies []schema.Body) {
 	t.Helper()
 	want := map[string][2]map[string]string{}
 	for _, b := range bodies {
-		want[b.ExchangeID] = [2]map[string]string{b.RequestHeaders, b.ResponseHeaders}
+		want[b.ExchangeID] = [2]map[string]string{b.RequestHeaders.Map(), b.ResponseHeaders.Map()}
 	}
 	rows, err := s.conn.Query(t.Context(), `SELECT DISTINCT exchange_id, request_headers, response_headers,
 		mapKeys(request_headers) = arraySort(mapKeys(request_headers)) AND mapKeys(response_headers) = arraySort(mapKeys(response_headers))

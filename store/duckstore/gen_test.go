@@ -54,8 +54,8 @@ func (g *generator) exchange() (schema.Exchange, schema.Body) {
 	e.Attempt, e.ChainID, e.RetryOrigin = 1, e.ExchangeID, "none"
 	b := schema.Body{
 		ExchangeID: e.ExchangeID, TS: ts,
-		RequestHeaders:  map[string]string{"content-type": "application/json", "accept": "application/json, text/event-stream"},
-		ResponseHeaders: map[string]string{"content-type": "application/json"},
+		RequestHeaders:  classify.HeaderOf(map[string]string{"content-type": "application/json", "accept": "application/json, text/event-stream"}),
+		ResponseHeaders: classify.HeaderOf(map[string]string{"content-type": "application/json"}),
 		RequestBody:     `{"jsonrpc":"2.0","id":` + e.JSONRPCID + `,"method":"tools/call","params":{"name":"` + e.ToolName + `","arguments":{"path":"/tmp"}}}`,
 		ResponseBody:    `{"jsonrpc":"2.0","id":` + e.JSONRPCID + `,"result":{"content":[{"type":"text","text":"ok"}]}}`,
 	}

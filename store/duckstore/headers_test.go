@@ -107,7 +107,7 @@ func TestHeadersMigrationToText(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d.Body == nil || !maps.Equal(d.Body.RequestHeaders, b.RequestHeaders) || !maps.Equal(d.Body.ResponseHeaders, b.ResponseHeaders) {
+		if d.Body == nil || !maps.Equal(d.Body.RequestHeaders.Map(), b.RequestHeaders.Map()) || !maps.Equal(d.Body.ResponseHeaders.Map(), b.ResponseHeaders.Map()) {
 			t.Errorf("%s: headers read back as %+v, written %v / %v", b.ExchangeID, d.Body, b.RequestHeaders, b.ResponseHeaders)
 		}
 		if checked++; checked == 5 {

@@ -60,11 +60,11 @@ func exchangeRow(e *schema.Exchange, row []driver.Value) {
 // headerJSON encodes headers as the text of a JSON object (keys sorted),
 // the form the header columns hold (migration 0053: text, since the
 // Appender encodes a value for a JSON column with encoding/json).
-func headerJSON(h map[string]string) string {
+func headerJSON(h classify.Header) string {
 	if len(h) == 0 {
 		return "{}"
 	}
-	b := schema.AppendStringMap(make([]byte, 0, 64*len(h)), h)
+	b := schema.AppendHeader(make([]byte, 0, 64*len(h)), h)
 	return unsafe.String(unsafe.SliceData(b), len(b)) //nolint:gosec // G103: b is not written again
 }
 

@@ -59,7 +59,7 @@ func TestExchangeDetail(t *testing.T) {
 	if d.Exchange.RetryOf == "" || !d.Exchange.UnknownSideEffectRetry || d.Exchange.TS != retry.TS {
 		t.Errorf("record: %+v", d.Exchange)
 	}
-	if d.Body == nil || !strings.Contains(d.Body.RequestBody, "delete_item") || d.Body.ResponseHeaders["content-type"] != "application/json" {
+	if d.Body == nil || !strings.Contains(d.Body.RequestBody, "delete_item") || d.Body.ResponseHeaders.Get("content-type") != "application/json" {
 		t.Errorf("body: %+v", d.Body)
 	}
 	if len(d.Chain) != 2 || d.Chain[0].ExchangeID != retry.RetryOf || d.Chain[1].ExchangeID != retry.ExchangeID || d.Chain[1].RetryOf != d.Chain[0].ExchangeID {
