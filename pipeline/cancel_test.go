@@ -33,9 +33,6 @@ func (c *cancelTraffic) add(at time.Time, ev schema.Event) {
 	c.n++
 	ev.V, ev.Source, ev.Observer, ev.Server = 1, "gateway", "gw-1", "tools"
 	if ev.SessionID != "" && ev.Kind != schema.KindResponse {
-		if ev.RequestHeaders == nil {
-			ev.RequestHeaders = classify.HeaderOf(map[string]string{})
-		}
 		ev.RequestHeaders.Set("mcp-session-id", ev.SessionID)
 	}
 	if ev.EventID == "" {

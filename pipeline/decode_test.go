@@ -168,6 +168,31 @@ func TestDecodeFields(t *testing.T) {
 	})
 }
 
+// TestDecodeHeaders: header names come out lower-cased and sorted, and
+// of a name given twice (in any case) the value given last counts, as
+// when the headers were a map.
+func TestDecodeHeaders(t *testing.T) {
+	for _, c := range []struct {
+		headers string
+		want    classify.Header
+	}{
+		{`{}`, classify.Header{}},
+		{`{"X-B":"2","a":"1"}`, classify.Header{{Name: "a", Value: "1"}, {Name: "x-b", Value: "2"}}},
+		{`{"B":"1","a":"x","b":"2","A":null}`, classify.Header{{Name: "a", Value: "x"}, {Name: "b", Value: "2"}}},
+		{`{"z":"1","Z":"2","z":"3","y":""}`, classify.Header{{Name: "y", Value: ""}, {Name: "z", Value: "3"}}},
+		{`{"\u0041":"v"}`, classify.Header{{Name: "a", Value: "v"}}},
+	} {
+		line := `{"v":1,"ts":"2026-03-01T12:00:00Z","source":"gateway","kind":"request","http.method":"POST","request_body":"","http.request_headers":` + c.headers + `}`
+		ev, err := Decode([]byte(line), decodePos)
+		if err != nil {
+			t.Fatalf("%s: %v", c.headers, err)
+		}
+		if !reflect.DeepEqual(ev.RequestHeaders, c.want) {
+			t.Errorf("%s: decoded %v, want %v", c.headers, ev.RequestHeaders, c.want)
+		}
+	}
+}
+
 func TestDecodeErrors(t *testing.T) {
 	const ok = `"ts":"2026-03-01T12:00:00Z","source":"client"`
 	tests := []struct {
