@@ -132,9 +132,9 @@ func (h Header) MarshalJSON() ([]byte, error) {
 	if h == nil {
 		return []byte("null"), nil
 	}
-	m := make(map[string]string, len(h))
-	for _, f := range h {
-		m[f.Name] = f.Value
+	m := h.Map()
+	if m == nil {
+		m = map[string]string{} // empty, not absent: {}
 	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
