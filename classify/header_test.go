@@ -107,6 +107,9 @@ func TestHeaderJSON(t *testing.T) {
 	if got, _ := json.Marshal(doc{}); string(got) != `{"h":null}` {
 		t.Errorf("nil: %s", got)
 	}
+	if got, _ := json.Marshal(Header{}); string(got) != `{}` {
+		t.Errorf("empty: %s", got)
+	}
 	var d doc
 	if err := json.Unmarshal([]byte(`{"h":{"b":"2","a":"1"},"o":{}}`), &d); err != nil {
 		t.Fatal(err)
