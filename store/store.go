@@ -93,7 +93,7 @@ func openDuckDB(ctx context.Context, u string, opts Options) (Store, error) {
 	dopts := opts.DuckDB
 	dopts.Logger = opts.Logger
 	if !opts.ReadOnly || opts.Migrate {
-		opts.Logger.Info().Str("path", path).Msg("opening DuckDB read-write (migrations applied on open)")
+		opts.Logger.Info().Str("path", path).Int("threads", dopts.Threads).Msg("opening DuckDB read-write (migrations applied on open; threads 0: one per core)")
 		return duckstore.Open(ctx, path, dopts)
 	}
 	if _, err := os.Stat(path); err != nil {

@@ -42,6 +42,9 @@ type config struct {
 	GCPercent string
 	// CPUProfile is where the run's CPU profile goes ("": none).
 	CPUProfile string
+	// DuckDBThreads bounds the worker threads of a duckdb: sink; 0 picks
+	// them (duckDBThreads).
+	DuckDBThreads int
 }
 
 // listenAuto is --listen's default: the ops server on defaultListen for a
@@ -61,6 +64,24 @@ func (c *config) listenAddr() string {
 		return defaultListen
 	}
 	return ""
+}
+
+// duckDBThreads is the DuckDB threads setting of a duckdb: sink
+// (duckstore.Options.Threads; 0: DuckDB's default, one per core).
+// Ingest alone only writes, one transaction at a time on one
+// connection, and there a pool of two threads spent 10-40% more CPU on
+// the same writes than one thread. Its wall time was the same on two
+// cores and 30-40% longer on one (README, "DuckDB's threads"). With
+// --api-listen the same database also answers queries, which its pool
+// runs in parallel, so DuckDB keeps its default.
+func (c *config) duckDBThreads() int {
+	switch {
+	case c.DuckDBThreads > 0:
+		return c.DuckDBThreads
+	case c.APIListen != "":
+		return 0
+	}
+	return 1
 }
 
 // RegisterFlags registers every flag with its default and help text.
@@ -83,6 +104,7 @@ func (c *config) RegisterFlags(fs *flag.FlagSet) {
 	c.Progress.RegisterFlags(fs)
 	fs.StringVar(&c.MemoryLimit, "memory-limit", "", "soft memory limit of the process (e.g. 256MiB, 1GiB): the garbage collector works harder near it instead of letting the heap grow to twice what the windows hold; empty: GOMEMLIMIT's, if set, else none")
 	fs.StringVar(&c.GCPercent, "gogc", "", "the garbage collector's GOGC: how far, in percent of the live heap, the heap grows before a collection (at least 10, or off); empty: the GOGC environment variable's, if set, else 50, since the windows' tables hold no pointers and collections are cheap")
+	fs.IntVar(&c.DuckDBThreads, "duckdb-threads", 0, "DuckDB worker threads of a duckdb: sink; 0: one (DuckDB's default of one per core spent 10-40% more CPU on the same writes, for the same wall time on two cores), or DuckDB's default with --api-listen, whose queries use them")
 	fs.StringVar(&c.CPUProfile, "cpu-profile", "", "write a CPU profile of the whole run to this file (pprof format), finished at shutdown: to see where an ingester's time goes on your traffic, or to build cmd/ingest/default.pgo from it (make pgo)")
 }
 
@@ -109,6 +131,9 @@ func (c *config) Validate() error {
 	}
 	if _, _, err := memlimit.ParseGCPercent(c.GCPercent, ""); err != nil {
 		errs = append(errs, fmt.Errorf("--gogc: %w", err))
+	}
+	if c.DuckDBThreads < 0 {
+		errs = append(errs, fmt.Errorf("--duckdb-threads %d: want 0 (automatic) or more", c.DuckDBThreads))
 	}
 	if err := c.Pipeline.Validate(); err != nil {
 		errs = append(errs, err)

@@ -193,6 +193,7 @@ func TestBadFlags(t *testing.T) {
 		{"--from", "kafka://127.0.0.1:1/t?group=g&nope=1", "--listen", ""},
 		{"--from", "file:x", "--batch-size", "0"},
 		{"--from", "file:x", "--batch-max-bytes", "-1"},
+		{"--from", "file:x", "--duckdb-threads", "-1"},
 	} {
 		cmd := exec.Command(ingestBin, args...)
 		out, err := cmd.CombinedOutput()
@@ -202,6 +203,35 @@ func TestBadFlags(t *testing.T) {
 		// A bad setting is named before the missing file is opened.
 		if len(args) > 2 && args[0] == "--from" && args[1] == "file:x" && !strings.Contains(string(out), strings.TrimPrefix(args[2], "--")) {
 			t.Errorf("ingest %v: the error does not name %s:\n%s", args, args[2], out)
+		}
+	}
+}
+
+// TestDuckDBThreads: a duckdb: sink that ingest only writes gets one
+// DuckDB thread unless --duckdb-threads says otherwise (the store applies
+// it: duckstore's TestThreadsOption); with --api-listen, TestSingleProcessAPI
+// sees DuckDB's default.
+func TestDuckDBThreads(t *testing.T) {
+	dir := t.TempDir()
+	c := pipelinetest.Generate(20, 100)
+	in := filepath.Join(dir, "in.ndjson")
+	if err := os.WriteFile(in, append(bytes.Join(c.Lines, []byte("\n")), '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i, tc := range []struct {
+		flags []string
+		want  string
+	}{
+		{nil, `"threads":1,`},
+		{[]string{"--duckdb-threads", "3"}, `"threads":3,`},
+	} {
+		args := append([]string{"--from", "file:" + in, "--to", "duckdb:" + filepath.Join(dir, fmt.Sprintf("t%d.duckdb", i)), "--listen", ""}, tc.flags...)
+		out, err := exec.Command(ingestBin, args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("ingest %v: %v\n%s", args, err, out)
+		}
+		if !strings.Contains(string(out), `"opening DuckDB read-write`) || !strings.Contains(string(out), tc.want) {
+			t.Errorf("ingest %v: no %s in the DuckDB open's log line:\n%s", tc.flags, tc.want, out)
 		}
 	}
 }
@@ -254,5 +284,9 @@ func TestSingleProcessAPI(t *testing.T) {
 	stdin.Close()
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("ingest: %v\n%s", err, stderr.String())
+	}
+	// The API's queries share the database: DuckDB keeps its own threads.
+	if !strings.Contains(stderr.String(), `"threads":0,`) {
+		t.Errorf("--api-listen: DuckDB opened without its default threads:\n%s", stderr.String())
 	}
 }

@@ -2,6 +2,7 @@ package duckstore
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -344,6 +345,43 @@ func TestReopenMigratesOnce(t *testing.T) {
 		if err := s.DB().QueryRow("SELECT count(*) FROM schema_migrations").Scan(&n); err != nil || n != len(migs) {
 			t.Fatalf("open %d: %d migrations recorded, want %d, %v", i, n, len(migs), err)
 		}
+		s.Close()
+	}
+}
+
+// TestThreadsOption: Options.Threads is DuckDB's threads setting on every
+// connection of the pool, the writer's included (ingest sets 1 for a
+// store it only writes).
+func TestThreadsOption(t *testing.T) {
+	for _, n := range []int{1, 3} {
+		s, err := Open(context.Background(), filepath.Join(t.TempDir(), "t.duckdb"), Options{Threads: n})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Write(context.Background(), loadCorpus(t)); err != nil {
+			t.Fatal(err)
+		}
+		// Two connections at once: the pool's second one is opened by the
+		// same connector.
+		ctx := context.Background()
+		c1, err := s.DB().Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c2, err := s.DB().Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, c := range []interface {
+			QueryRowContext(context.Context, string, ...any) *sql.Row
+		}{c1, c2} {
+			var got int
+			if err := c.QueryRowContext(ctx, "SELECT current_setting('threads')").Scan(&got); err != nil || got != n {
+				t.Errorf("Threads %d: connection %d has threads %d, %v", n, i, got, err)
+			}
+		}
+		c1.Close()
+		c2.Close()
 		s.Close()
 	}
 }
