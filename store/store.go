@@ -93,7 +93,8 @@ func openDuckDB(ctx context.Context, u string, opts Options) (Store, error) {
 	dopts := opts.DuckDB
 	dopts.Logger = opts.Logger
 	if !opts.ReadOnly || opts.Migrate {
-		opts.Logger.Info().Str("path", path).Int("threads", dopts.Threads).Msg("opening DuckDB read-write (migrations applied on open; threads 0: one per core)")
+		opts.Logger.Info().Str("path", path).Int("threads", dopts.Threads).Str("memory_limit", dopts.MemoryLimit).
+			Msg("opening DuckDB read-write (migrations applied on open; threads 0: one per core, memory_limit empty: 80% of the memory)")
 		return duckstore.Open(ctx, path, dopts)
 	}
 	if _, err := os.Stat(path); err != nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/mcplens/mcplens/api"
@@ -15,6 +16,7 @@ import (
 	"github.com/mcplens/mcplens/pipeline/otlpsource"
 	"github.com/mcplens/mcplens/schema"
 	"github.com/mcplens/mcplens/store/chstore"
+	"github.com/mcplens/mcplens/store/duckstore"
 )
 
 // config is everything ingest is told by flags or environment.
@@ -43,8 +45,11 @@ type config struct {
 	// CPUProfile is where the run's CPU profile goes ("": none).
 	CPUProfile string
 	// DuckDBThreads bounds the worker threads of a duckdb: sink; 0 picks
-	// them (duckDBThreads).
+	// them (duckDBOptions).
 	DuckDBThreads int
+	// DuckDBMemoryLimit is DuckDB's memory_limit for a duckdb: sink;
+	// "" picks it (duckDBOptions).
+	DuckDBMemoryLimit string
 }
 
 // listenAuto is --listen's default: the ops server on defaultListen for a
@@ -66,23 +71,35 @@ func (c *config) listenAddr() string {
 	return ""
 }
 
-// duckDBThreads is the DuckDB threads setting of a duckdb: sink
-// (duckstore.Options.Threads; 0: DuckDB's default, one per core).
-// Ingest alone only writes, one transaction at a time on one
-// connection, and there a pool of two threads spent 10-40% more CPU on
-// the same writes than one thread. Its wall time was the same on two
-// cores and 30-40% longer on one (README, "DuckDB's threads"). With
-// --api-listen the same database also answers queries, which its pool
-// runs in parallel, so DuckDB keeps its default.
-func (c *config) duckDBThreads() int {
-	switch {
-	case c.DuckDBThreads > 0:
-		return c.DuckDBThreads
-	case c.APIListen != "":
-		return 0
+// duckDBWriterMemory is DuckDB's memory_limit for a store ingest only
+// writes. DuckDB's default, 80% of the machine's memory, is a cache that
+// kept every block the ingester wrote: its RSS grew with the file
+// (2.2 GB after 1.1M exchanges, and on, for days). At 512MB it stayed
+// near 1 GB at the same speed (README, "DuckDB's threads and memory").
+const duckDBWriterMemory = "512MB"
+
+// duckDBOptions are the DuckDB settings of a duckdb: sink. Ingest alone
+// only writes, one transaction at a time on one connection, and there a
+// pool of two threads spent 10-40% more CPU on the same writes than one
+// thread; its wall time was the same on two cores and 30-40% longer on
+// one. With --api-listen the same database also answers queries, which
+// use DuckDB's threads and its cache, so DuckDB keeps its defaults there
+// unless the flags say otherwise.
+func (c *config) duckDBOptions() duckstore.Options {
+	o := duckstore.Options{Threads: c.DuckDBThreads, MemoryLimit: c.DuckDBMemoryLimit}
+	if c.APIListen == "" {
+		if o.Threads == 0 {
+			o.Threads = 1
+		}
+		if o.MemoryLimit == "" {
+			o.MemoryLimit = duckDBWriterMemory
+		}
 	}
-	return 1
+	return o
 }
+
+// duckDBSize is a size DuckDB's memory_limit takes: a number and a unit.
+var duckDBSize = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$`)
 
 // RegisterFlags registers every flag with its default and help text.
 func (c *config) RegisterFlags(fs *flag.FlagSet) {
@@ -105,6 +122,7 @@ func (c *config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.MemoryLimit, "memory-limit", "", "soft memory limit of the process (e.g. 256MiB, 1GiB): the garbage collector works harder near it instead of letting the heap grow to twice what the windows hold; empty: GOMEMLIMIT's, if set, else none")
 	fs.StringVar(&c.GCPercent, "gogc", "", "the garbage collector's GOGC: how far, in percent of the live heap, the heap grows before a collection (at least 10, or off); empty: the GOGC environment variable's, if set, else 50, since the windows' tables hold no pointers and collections are cheap")
 	fs.IntVar(&c.DuckDBThreads, "duckdb-threads", 0, "DuckDB worker threads of a duckdb: sink; 0: one (DuckDB's default of one per core spent 10-40% more CPU on the same writes, for the same wall time on two cores), or DuckDB's default with --api-listen, whose queries use them")
+	fs.StringVar(&c.DuckDBMemoryLimit, "duckdb-memory-limit", "", "DuckDB's memory limit of a duckdb: sink (e.g. 512MB, 2GiB): its cache of the file and what a write needs beyond it spill to disk; empty: "+duckDBWriterMemory+", or DuckDB's default of 80% of the memory with --api-listen, whose queries use it (DuckDB's default let a writer's RSS grow with its file)")
 	fs.StringVar(&c.CPUProfile, "cpu-profile", "", "write a CPU profile of the whole run to this file (pprof format), finished at shutdown: to see where an ingester's time goes on your traffic, or to build cmd/ingest/default.pgo from it (make pgo)")
 }
 
@@ -134,6 +152,9 @@ func (c *config) Validate() error {
 	}
 	if c.DuckDBThreads < 0 {
 		errs = append(errs, fmt.Errorf("--duckdb-threads %d: want 0 (automatic) or more", c.DuckDBThreads))
+	}
+	if c.DuckDBMemoryLimit != "" && !duckDBSize.MatchString(c.DuckDBMemoryLimit) {
+		errs = append(errs, fmt.Errorf("--duckdb-memory-limit %q: want a number and a unit, B, KB, MB, GB, TB, KiB, MiB, GiB or TiB (e.g. 512MB)", c.DuckDBMemoryLimit))
 	}
 	if err := c.Pipeline.Validate(); err != nil {
 		errs = append(errs, err)

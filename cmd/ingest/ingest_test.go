@@ -194,6 +194,8 @@ func TestBadFlags(t *testing.T) {
 		{"--from", "file:x", "--batch-size", "0"},
 		{"--from", "file:x", "--batch-max-bytes", "-1"},
 		{"--from", "file:x", "--duckdb-threads", "-1"},
+		{"--from", "file:x", "--duckdb-memory-limit", "lots"},
+		{"--from", "file:x", "--duckdb-memory-limit", "512MB&threads=9"},
 	} {
 		cmd := exec.Command(ingestBin, args...)
 		out, err := cmd.CombinedOutput()
@@ -207,11 +209,11 @@ func TestBadFlags(t *testing.T) {
 	}
 }
 
-// TestDuckDBThreads: a duckdb: sink that ingest only writes gets one
-// DuckDB thread unless --duckdb-threads says otherwise (the store applies
-// it: duckstore's TestThreadsOption); with --api-listen, TestSingleProcessAPI
-// sees DuckDB's default.
-func TestDuckDBThreads(t *testing.T) {
+// TestDuckDBSettings: a duckdb: sink that ingest only writes gets one
+// DuckDB thread and a memory limit of its own unless the flags say
+// otherwise (the store applies them: duckstore's TestOpenSettings); with
+// --api-listen, TestSingleProcessAPI sees DuckDB's defaults.
+func TestDuckDBSettings(t *testing.T) {
 	dir := t.TempDir()
 	c := pipelinetest.Generate(20, 100)
 	in := filepath.Join(dir, "in.ndjson")
@@ -222,8 +224,8 @@ func TestDuckDBThreads(t *testing.T) {
 		flags []string
 		want  string
 	}{
-		{nil, `"threads":1,`},
-		{[]string{"--duckdb-threads", "3"}, `"threads":3,`},
+		{nil, `"threads":1,"memory_limit":"512MB",`},
+		{[]string{"--duckdb-threads", "3", "--duckdb-memory-limit", "1.5GiB"}, `"threads":3,"memory_limit":"1.5GiB",`},
 	} {
 		args := append([]string{"--from", "file:" + in, "--to", "duckdb:" + filepath.Join(dir, fmt.Sprintf("t%d.duckdb", i)), "--listen", ""}, tc.flags...)
 		out, err := exec.Command(ingestBin, args...).CombinedOutput()
@@ -286,7 +288,7 @@ func TestSingleProcessAPI(t *testing.T) {
 		t.Fatalf("ingest: %v\n%s", err, stderr.String())
 	}
 	// The API's queries share the database: DuckDB keeps its own threads.
-	if !strings.Contains(stderr.String(), `"threads":0,`) {
+	if !strings.Contains(stderr.String(), `"threads":0,"memory_limit":"",`) {
 		t.Errorf("--api-listen: DuckDB opened without its default threads:\n%s", stderr.String())
 	}
 }

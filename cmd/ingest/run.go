@@ -28,7 +28,6 @@ import (
 	"github.com/mcplens/mcplens/queries"
 	"github.com/mcplens/mcplens/schema"
 	"github.com/mcplens/mcplens/store"
-	"github.com/mcplens/mcplens/store/duckstore"
 )
 
 // run wires source, engine, sink and the HTTP endpoints, and stops them in
@@ -310,7 +309,7 @@ func openSink(ctx context.Context, cfg config, logger zerolog.Logger, reg promet
 		return store.Open(ctx, cfg.To, store.Options{
 			Migrate: cfg.Migrate, Schema: cfg.Schema, ClickHouse: cfg.CH,
 			Logger: logger, Registerer: reg,
-			DuckDB: duckstore.Options{Threads: cfg.duckDBThreads()},
+			DuckDB: cfg.duckDBOptions(),
 		})
 	case to == "stdout":
 		return pipeline.NewStdoutSink(os.Stdout, os.Stderr), nil

@@ -349,12 +349,19 @@ func TestReopenMigratesOnce(t *testing.T) {
 	}
 }
 
-// TestThreadsOption: Options.Threads is DuckDB's threads setting on every
-// connection of the pool, the writer's included (ingest sets 1 for a
-// store it only writes).
-func TestThreadsOption(t *testing.T) {
-	for _, n := range []int{1, 3} {
-		s, err := Open(context.Background(), filepath.Join(t.TempDir(), "t.duckdb"), Options{Threads: n})
+// TestOpenSettings: Options.Threads and MemoryLimit are DuckDB's threads
+// and memory_limit on every connection of the pool, the writer's
+// included (ingest sets 1 and 512MB for a store it only writes).
+func TestOpenSettings(t *testing.T) {
+	for _, tc := range []struct {
+		opts    Options
+		threads int
+		memory  string // as DuckDB shows it
+	}{
+		{Options{Threads: 1, MemoryLimit: "512MB"}, 1, "488.2 MiB"},
+		{Options{Threads: 3, MemoryLimit: "1GiB"}, 3, "1.0 GiB"},
+	} {
+		s, err := Open(context.Background(), filepath.Join(t.TempDir(), "t.duckdb"), tc.opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -372,12 +379,15 @@ func TestThreadsOption(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i, c := range []interface {
-			QueryRowContext(context.Context, string, ...any) *sql.Row
-		}{c1, c2} {
-			var got int
-			if err := c.QueryRowContext(ctx, "SELECT current_setting('threads')").Scan(&got); err != nil || got != n {
-				t.Errorf("Threads %d: connection %d has threads %d, %v", n, i, got, err)
+		for i, c := range []*sql.Conn{c1, c2} {
+			var threads int
+			var memory string
+			if err := c.QueryRowContext(ctx, "SELECT current_setting('threads'), current_setting('memory_limit')").Scan(&threads, &memory); err != nil {
+				t.Fatal(err)
+			}
+			if threads != tc.threads || memory != tc.memory {
+				t.Errorf("Threads %d, MemoryLimit %q: connection %d has threads %d and memory_limit %q, want %d and %q",
+					tc.opts.Threads, tc.opts.MemoryLimit, i, threads, memory, tc.threads, tc.memory)
 			}
 		}
 		c1.Close()
