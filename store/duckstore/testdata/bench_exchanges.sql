@@ -38,7 +38,8 @@ SELECT
     CASE WHEN n % 7 = 0 THEN 'success' ELSE '' END,
     n % 7 = 0 AND o NOT IN ('TOOL_SUCCESS', 'SUCCESS', 'INPUT_REQUIRED'),
     CASE o WHEN 'NO_RESPONSE' THEN 'no response within the pair window' ELSE '' END,
-    CASE o WHEN 'NO_RESPONSE' THEN '' ELSE 'bodies' END
+    CASE o WHEN 'NO_RESPONSE' THEN '' ELSE 'bodies' END,
+    []::VARCHAR[], []::VARCHAR[], []::DOUBLE[]
 FROM (
     SELECT n,
            CAST($start AS TIMESTAMP) + to_milliseconds(n * 604) AS ts,
@@ -51,7 +52,7 @@ FROM (
     FROM range(1000000) AS r(n)
 );
 INSERT INTO exchange_bodies
-SELECT exchange_id, ts, MAP {'content-type': 'application/json'}, MAP {'content-type': 'application/json'},
+SELECT exchange_id, ts, '{"content-type":"application/json"}', '{"content-type":"application/json"}',
        printf('{"jsonrpc":"2.0","id":%s,"method":"%s","params":{"name":"%s","arguments":{"path":"/tmp"}}}', jsonrpc_id, method, tool_name),
        printf('{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"ok"}]}}', jsonrpc_id), false
 FROM exchanges;
