@@ -37,12 +37,13 @@ func (c *countingSink) Write(ctx context.Context, b *schema.Batch) error {
 }
 
 // BenchmarkKafkaToDuckDB consumes a topic from the real broker into a
-// fresh DuckDB file with the whole pipeline and reports events/s: 30,000
+// fresh DuckDB file (opened as ingest opens a store it only writes:
+// duckstore.WriterOptions) with the whole pipeline and reports events/s: 30,000
 // exchanges (1 KiB bodies, half split records: 45,000 events) over 3
 // partitions, each iteration with a new consumer group.
 func BenchmarkKafkaToDuckDB(b *testing.B) {
 	benchKafkaTo(b, func(iter int) (pipeline.Sink, func()) {
-		store, err := duckstore.Open(context.Background(), filepath.Join(b.TempDir(), fmt.Sprintf("k%d.duckdb", iter)), duckstore.Options{})
+		store, err := duckstore.Open(context.Background(), filepath.Join(b.TempDir(), fmt.Sprintf("k%d.duckdb", iter)), duckstore.WriterOptions())
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -71,28 +71,19 @@ func (c *config) listenAddr() string {
 	return ""
 }
 
-// duckDBWriterMemory is DuckDB's memory_limit for a store ingest only
-// writes. DuckDB's default, 80% of the machine's memory, is a cache that
-// kept every block the ingester wrote: its RSS grew with the file
-// (2.2 GB after 1.1M exchanges, and on, for days). At 512MB it stayed
-// near 1 GB at the same speed (README, "DuckDB's threads and memory").
-const duckDBWriterMemory = "512MB"
-
-// duckDBOptions are the DuckDB settings of a duckdb: sink. Ingest alone
-// only writes, one transaction at a time on one connection, and there a
-// pool of two threads spent 10-40% more CPU on the same writes than one
-// thread; its wall time was the same on two cores and 30-40% longer on
-// one. With --api-listen the same database also answers queries, which
-// use DuckDB's threads and its cache, so DuckDB keeps its defaults there
-// unless the flags say otherwise.
+// duckDBOptions are the DuckDB settings of a duckdb: sink: the flags'
+// where set, else duckstore.WriterOptions when ingest only writes. With
+// --api-listen the same database also answers queries, which use
+// DuckDB's threads and its cache, so DuckDB keeps its defaults there.
 func (c *config) duckDBOptions() duckstore.Options {
 	o := duckstore.Options{Threads: c.DuckDBThreads, MemoryLimit: c.DuckDBMemoryLimit}
 	if c.APIListen == "" {
+		w := duckstore.WriterOptions()
 		if o.Threads == 0 {
-			o.Threads = 1
+			o.Threads = w.Threads
 		}
 		if o.MemoryLimit == "" {
-			o.MemoryLimit = duckDBWriterMemory
+			o.MemoryLimit = w.MemoryLimit
 		}
 	}
 	return o
@@ -122,7 +113,7 @@ func (c *config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.MemoryLimit, "memory-limit", "", "soft memory limit of the process (e.g. 256MiB, 1GiB): the garbage collector works harder near it instead of letting the heap grow to twice what the windows hold; empty: GOMEMLIMIT's, if set, else none")
 	fs.StringVar(&c.GCPercent, "gogc", "", "the garbage collector's GOGC: how far, in percent of the live heap, the heap grows before a collection (at least 10, or off); empty: the GOGC environment variable's, if set, else 50, since the windows' tables hold no pointers and collections are cheap")
 	fs.IntVar(&c.DuckDBThreads, "duckdb-threads", 0, "DuckDB worker threads of a duckdb: sink; 0: one (DuckDB's default of one per core spent 10-40% more CPU on the same writes, for the same wall time on two cores), or DuckDB's default with --api-listen, whose queries use them")
-	fs.StringVar(&c.DuckDBMemoryLimit, "duckdb-memory-limit", "", "DuckDB's memory limit of a duckdb: sink (e.g. 512MB, 2GiB): its cache of the file and what a write needs beyond it spill to disk; empty: "+duckDBWriterMemory+", or DuckDB's default of 80% of the memory with --api-listen, whose queries use it (DuckDB's default let a writer's RSS grow with its file)")
+	fs.StringVar(&c.DuckDBMemoryLimit, "duckdb-memory-limit", "", "DuckDB's memory limit of a duckdb: sink (e.g. 512MB, 2GiB): its cache of the file and what a write needs beyond it spill to disk; empty: "+duckstore.WriterOptions().MemoryLimit+", or DuckDB's default of 80% of the memory with --api-listen, whose queries use it (DuckDB's default let a writer's RSS grow with its file)")
 	fs.StringVar(&c.CPUProfile, "cpu-profile", "", "write a CPU profile of the whole run to this file (pprof format), finished at shutdown: to see where an ingester's time goes on your traffic, or to build cmd/ingest/default.pgo from it (make pgo)")
 }
 

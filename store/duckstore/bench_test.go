@@ -101,7 +101,7 @@ func BenchmarkEndToEnd(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		s, err := Open(context.Background(), filepath.Join(b.TempDir(), fmt.Sprintf("m%d.duckdb", i)), Options{Threads: 1})
+		s, err := Open(context.Background(), filepath.Join(b.TempDir(), fmt.Sprintf("m%d.duckdb", i)), WriterOptions())
 		if err != nil {
 			b.Fatal(err)
 		}

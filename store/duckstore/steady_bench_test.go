@@ -30,7 +30,7 @@ func BenchmarkLoadgenToDuckDB(b *testing.B) {
 	var took time.Duration
 	var apart int
 	for i := 0; b.Loop(); i++ {
-		s, err := Open(context.Background(), filepath.Join(b.TempDir(), "l.duckdb"), Options{Threads: 1})
+		s, err := Open(context.Background(), filepath.Join(b.TempDir(), "l.duckdb"), WriterOptions())
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -103,7 +103,7 @@ func BenchmarkLoadgenToDuckDBSteady(b *testing.B) {
 	var p *thirdsProbe
 	var apart int
 	for b.Loop() {
-		s, err := Open(context.Background(), filepath.Join(b.TempDir(), "s.duckdb"), Options{Threads: 1})
+		s, err := Open(context.Background(), filepath.Join(b.TempDir(), "s.duckdb"), WriterOptions())
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -351,14 +351,15 @@ func TestReopenMigratesOnce(t *testing.T) {
 
 // TestOpenSettings: Options.Threads and MemoryLimit are DuckDB's threads
 // and memory_limit on every connection of the pool, the writer's
-// included (ingest sets 1 and 512MB for a store it only writes).
+// included; WriterOptions, what ingest gives a store it only writes,
+// are one thread and 512MB.
 func TestOpenSettings(t *testing.T) {
 	for _, tc := range []struct {
 		opts    Options
 		threads int
 		memory  string // as DuckDB shows it
 	}{
-		{Options{Threads: 1, MemoryLimit: "512MB"}, 1, "488.2 MiB"},
+		{WriterOptions(), 1, "488.2 MiB"}, // 512MB
 		{Options{Threads: 3, MemoryLimit: "1GiB"}, 3, "1.0 GiB"},
 	} {
 		s, err := Open(context.Background(), filepath.Join(t.TempDir(), "t.duckdb"), tc.opts)

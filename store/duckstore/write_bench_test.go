@@ -75,7 +75,7 @@ func benchLoadgenWrite(b *testing.B, path string, lines, hold int) {
 	}
 	var took, cpu time.Duration
 	for b.Loop() {
-		s, err := Open(context.Background(), filepath.Join(b.TempDir(), "w.duckdb"), Options{Threads: 1})
+		s, err := Open(context.Background(), filepath.Join(b.TempDir(), "w.duckdb"), WriterOptions())
 		if err != nil {
 			b.Fatal(err)
 		}
