@@ -74,17 +74,19 @@ func (c *config) listenAddr() string {
 // duckDBOptions are the DuckDB settings of a duckdb: sink: the flags'
 // where set, else duckstore.WriterOptions when ingest only writes. With
 // --api-listen the same database also answers queries, which use
-// DuckDB's threads and its cache, so DuckDB keeps its defaults there.
+// DuckDB's threads (its default, one per core) and more of its cache
+// (duckstore.ServingMemoryLimit).
 func (c *config) duckDBOptions() duckstore.Options {
 	o := duckstore.Options{Threads: c.DuckDBThreads, MemoryLimit: c.DuckDBMemoryLimit}
-	if c.APIListen == "" {
-		w := duckstore.WriterOptions()
-		if o.Threads == 0 {
-			o.Threads = w.Threads
-		}
-		if o.MemoryLimit == "" {
-			o.MemoryLimit = w.MemoryLimit
-		}
+	d := duckstore.WriterOptions()
+	if c.APIListen != "" {
+		d = duckstore.Options{MemoryLimit: duckstore.ServingMemoryLimit}
+	}
+	if o.Threads == 0 {
+		o.Threads = d.Threads
+	}
+	if o.MemoryLimit == "" {
+		o.MemoryLimit = d.MemoryLimit
 	}
 	return o
 }
@@ -113,7 +115,7 @@ func (c *config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.MemoryLimit, "memory-limit", "", "soft memory limit of the process (e.g. 256MiB, 1GiB): the garbage collector works harder near it instead of letting the heap grow to twice what the windows hold; empty: GOMEMLIMIT's, if set, else none")
 	fs.StringVar(&c.GCPercent, "gogc", "", "the garbage collector's GOGC: how far, in percent of the live heap, the heap grows before a collection (at least 10, or off); empty: the GOGC environment variable's, if set, else 50, since the windows' tables hold no pointers and collections are cheap")
 	fs.IntVar(&c.DuckDBThreads, "duckdb-threads", 0, "DuckDB worker threads of a duckdb: sink; 0: one (DuckDB's default of one per core spent 10-40% more CPU on the same writes, for the same wall time on two cores), or DuckDB's default with --api-listen, whose queries use them")
-	fs.StringVar(&c.DuckDBMemoryLimit, "duckdb-memory-limit", "", "DuckDB's memory limit of a duckdb: sink (e.g. 512MB, 2GiB): past it DuckDB drops cached blocks of the file, and a write larger than it still succeeds; empty: "+duckstore.WriterOptions().MemoryLimit+", or DuckDB's default of 80% of the memory with --api-listen, whose queries use it (DuckDB's default let a writer's RSS grow with its file)")
+	fs.StringVar(&c.DuckDBMemoryLimit, "duckdb-memory-limit", "", "DuckDB's memory limit of a duckdb: sink (e.g. 512MB, 2GiB): past it DuckDB drops cached blocks of the file, and a write larger than it still succeeds; empty: "+duckstore.WriterOptions().MemoryLimit+", or "+duckstore.ServingMemoryLimit+" with --api-listen, whose queries use it too (DuckDB's own default, 80% of the memory, let the RSS grow with the file)")
 	fs.StringVar(&c.CPUProfile, "cpu-profile", "", "write a CPU profile of the whole run to this file (pprof format), finished at shutdown: to see where an ingester's time goes on your traffic, or to build cmd/ingest/default.pgo from it (make pgo)")
 }
 

@@ -212,7 +212,8 @@ func TestBadFlags(t *testing.T) {
 // TestDuckDBSettings: a duckdb: sink that ingest only writes gets one
 // DuckDB thread and a memory limit of its own unless the flags say
 // otherwise (the store applies them: duckstore's TestOpenSettings); with
-// --api-listen, TestSingleProcessAPI sees DuckDB's defaults.
+// --api-listen, TestSingleProcessAPI sees DuckDB's threads and the
+// serving memory limit.
 func TestDuckDBSettings(t *testing.T) {
 	dir := t.TempDir()
 	c := pipelinetest.Generate(20, 100)
@@ -287,8 +288,9 @@ func TestSingleProcessAPI(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("ingest: %v\n%s", err, stderr.String())
 	}
-	// The API's queries share the database: DuckDB keeps its own threads.
-	if !strings.Contains(stderr.String(), `"threads":0,"memory_limit":"",`) {
-		t.Errorf("--api-listen: DuckDB opened without its default threads:\n%s", stderr.String())
+	// The API's queries share the database: DuckDB keeps its own threads,
+	// and the cache has more room than a writer's.
+	if !strings.Contains(stderr.String(), `"threads":0,"memory_limit":"1GB",`) {
+		t.Errorf("--api-listen: DuckDB opened without its default threads or the serving memory limit:\n%s", stderr.String())
 	}
 }
