@@ -4,7 +4,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/mcplens/mcplens/api"
@@ -91,9 +90,6 @@ func (c *config) duckDBOptions() duckstore.Options {
 	return o
 }
 
-// duckDBSize is a size DuckDB's memory_limit takes: a number and a unit.
-var duckDBSize = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$`)
-
 // RegisterFlags registers every flag with its default and help text.
 func (c *config) RegisterFlags(fs *flag.FlagSet) {
 	fs.Var(&c.From, "from", "source: file:PATH (file:- for stdin, .gz ok) or kafka://HOST:PORT[,HOST:PORT]/TOPIC?group=G")
@@ -146,8 +142,8 @@ func (c *config) Validate() error {
 	if c.DuckDBThreads < 0 {
 		errs = append(errs, fmt.Errorf("--duckdb-threads %d: want 0 (automatic) or more", c.DuckDBThreads))
 	}
-	if c.DuckDBMemoryLimit != "" && !duckDBSize.MatchString(c.DuckDBMemoryLimit) {
-		errs = append(errs, fmt.Errorf("--duckdb-memory-limit %q: want a number and a unit, B, KB, MB, GB, TB, KiB, MiB, GiB or TiB (e.g. 512MB)", c.DuckDBMemoryLimit))
+	if err := duckstore.CheckMemoryLimit(c.DuckDBMemoryLimit); err != nil {
+		errs = append(errs, fmt.Errorf("--duckdb-memory-limit: %w", err))
 	}
 	if err := c.Pipeline.Validate(); err != nil {
 		errs = append(errs, err)

@@ -29,6 +29,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -104,6 +105,19 @@ func WriterOptions() Options {
 // writer's room again beside it. DuckDB's threads stay at its default
 // there, a thread per core, for the queries.
 const ServingMemoryLimit = "1GB"
+
+// memoryLimit is a size DuckDB's memory_limit takes: a number and a unit.
+// The value goes into DuckDB's DSN as written, so nothing else passes.
+var memoryLimit = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$`)
+
+// CheckMemoryLimit reports whether s is a memory limit DuckDB takes ("" is
+// its default): a number and a unit, as 512MB or 1.5GiB.
+func CheckMemoryLimit(s string) error {
+	if s != "" && !memoryLimit.MatchString(s) {
+		return fmt.Errorf("memory limit %q: want a number and a unit, B, KB, MB, GB, TB, KiB, MiB, GiB or TiB (e.g. 512MB)", s)
+	}
+	return nil
+}
 
 // fileCatalog is the name the store's file is attached under.
 const fileCatalog = "mcplens"
@@ -190,6 +204,9 @@ func open(ctx context.Context, path string, readOnly bool, opts Options) (*Store
 	var params []string
 	if opts.Threads > 0 {
 		params = append(params, fmt.Sprintf("threads=%d", opts.Threads))
+	}
+	if err := CheckMemoryLimit(opts.MemoryLimit); err != nil {
+		return nil, fmt.Errorf("open duckdb %q: %w", path, err)
 	}
 	if opts.MemoryLimit != "" {
 		params = append(params, "memory_limit="+opts.MemoryLimit)

@@ -349,25 +349,53 @@ func TestReopenMigratesOnce(t *testing.T) {
 	}
 }
 
+// duckDBDefaultThreads is the thread count DuckDB picks itself on this
+// machine (it may see fewer cores than Go does, in a container).
+func duckDBDefaultThreads(t *testing.T) int {
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int
+	if err := db.QueryRow("SELECT current_setting('threads')").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
 // TestOpenSettings: Options.Threads and MemoryLimit are DuckDB's threads
 // and memory_limit on every connection of the pool, the writer's
 // included; WriterOptions, what ingest gives a store it only writes,
-// are one thread and 512MB.
+// are one thread and 512MB. The same holds read-only (cmd/api), and a
+// memory limit that is not a size is refused.
 func TestOpenSettings(t *testing.T) {
 	for _, tc := range []struct {
-		opts    Options
-		threads int
-		memory  string // as DuckDB shows it
+		opts     Options
+		readOnly bool
+		threads  int
+		memory   string // as DuckDB shows it
 	}{
-		{WriterOptions(), 1, "488.2 MiB"}, // 512MB
-		{Options{Threads: 3, MemoryLimit: "1GiB"}, 3, "1.0 GiB"},
+		{WriterOptions(), false, 1, "488.2 MiB"}, // 512MB
+		{Options{Threads: 3, MemoryLimit: "1GiB"}, false, 3, "1.0 GiB"},
+		{Options{MemoryLimit: ServingMemoryLimit}, true, duckDBDefaultThreads(t), "953.6 MiB"}, // cmd/api's default
+		{Options{Threads: 2, MemoryLimit: "300MB"}, true, 2, "286.1 MiB"},
 	} {
-		s, err := Open(context.Background(), filepath.Join(t.TempDir(), "t.duckdb"), tc.opts)
+		path := filepath.Join(t.TempDir(), "t.duckdb")
+		s, err := Open(context.Background(), path, tc.opts)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if err := s.Write(context.Background(), loadCorpus(t)); err != nil {
 			t.Fatal(err)
+		}
+		if tc.readOnly {
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if s, err = OpenReadOnly(context.Background(), path, tc.opts); err != nil {
+				t.Fatal(err)
+			}
 		}
 		// Two connections at once: the pool's second one is opened by the
 		// same connector.
@@ -387,13 +415,25 @@ func TestOpenSettings(t *testing.T) {
 				t.Fatal(err)
 			}
 			if threads != tc.threads || memory != tc.memory {
-				t.Errorf("Threads %d, MemoryLimit %q: connection %d has threads %d and memory_limit %q, want %d and %q",
-					tc.opts.Threads, tc.opts.MemoryLimit, i, threads, memory, tc.threads, tc.memory)
+				t.Errorf("Threads %d, MemoryLimit %q, read-only %v: connection %d has threads %d and memory_limit %q, want %d and %q",
+					tc.opts.Threads, tc.opts.MemoryLimit, tc.readOnly, i, threads, memory, tc.threads, tc.memory)
 			}
 		}
 		c1.Close()
 		c2.Close()
 		s.Close()
+	}
+	// The limit goes into DuckDB's DSN as written: anything but a size is
+	// refused before it gets there, whoever opens the store.
+	for _, bad := range []string{"512MB&threads=9", "lots", "512", "-1GB"} {
+		path := filepath.Join(t.TempDir(), "bad.duckdb")
+		if s, err := Open(context.Background(), path, Options{MemoryLimit: bad}); err == nil {
+			s.Close()
+			t.Errorf("Open with MemoryLimit %q succeeded", bad)
+		}
+		if _, err := os.Stat(path); err == nil {
+			t.Errorf("Open with MemoryLimit %q created the file", bad)
+		}
 	}
 }
 
