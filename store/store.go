@@ -100,6 +100,8 @@ func openDuckDB(ctx context.Context, u string, opts Options) (Store, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("duckdb file %q: %w (ingest into it first, or pass --migrate to create an empty store)", path, err)
 	}
+	opts.Logger.Info().Str("path", path).Int("threads", dopts.Threads).Str("memory_limit", dopts.MemoryLimit).
+		Msg("opening DuckDB read-only (threads 0: one per core, memory_limit empty: 80% of the memory)")
 	octx, cancel := context.WithTimeout(ctx, opts.ReadOnlyWait)
 	defer cancel()
 	return duckstore.OpenReadOnly(octx, path, dopts)

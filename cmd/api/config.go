@@ -12,6 +12,7 @@ import (
 	"github.com/mcplens/mcplens/internal/secret"
 	"github.com/mcplens/mcplens/store"
 	"github.com/mcplens/mcplens/store/chstore"
+	"github.com/mcplens/mcplens/store/duckstore"
 )
 
 // config is everything api is told by flags or environment.
@@ -25,6 +26,10 @@ type config struct {
 	ShutdownTimeout time.Duration
 	API             api.Config
 	ClickHouse      chstore.Config
+	// DuckDBThreads and DuckDBMemoryLimit are DuckDB's threads (0: its
+	// default, one per core) and memory_limit for a duckdb: store.
+	DuckDBThreads     int
+	DuckDBMemoryLimit string
 }
 
 // RegisterFlags registers every flag with its default and help text.
@@ -37,8 +42,15 @@ func (c *config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.StringVar(&c.LogFormat, "log-format", "json", "log format: json or console")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "on SIGTERM, how long in-flight requests may take to finish")
+	fs.IntVar(&c.DuckDBThreads, "duckdb-threads", 0, "DuckDB worker threads of a duckdb: store, which its queries use; 0: DuckDB's default, one per core")
+	fs.StringVar(&c.DuckDBMemoryLimit, "duckdb-memory-limit", duckstore.ServingMemoryLimit, "DuckDB's memory limit of a duckdb: store (e.g. 512MB, 2GiB): past it DuckDB drops cached blocks of the file; empty: DuckDB's own default, 80% of the memory, where a long-running server's RSS grows with the file its queries read")
 	c.API.RegisterFlags(fs)
 	c.ClickHouse.RegisterFlags(fs)
+}
+
+// duckDBOptions are the DuckDB settings of a duckdb: store.
+func (c *config) duckDBOptions() duckstore.Options {
+	return duckstore.Options{Threads: c.DuckDBThreads, MemoryLimit: c.DuckDBMemoryLimit}
 }
 
 // Validate reports every invalid setting.
@@ -55,6 +67,12 @@ func (c *config) Validate() error {
 	}
 	if c.ShutdownTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("--shutdown-timeout %s: want > 0", c.ShutdownTimeout))
+	}
+	if c.DuckDBThreads < 0 {
+		errs = append(errs, fmt.Errorf("--duckdb-threads %d: want 0 (automatic) or more", c.DuckDBThreads))
+	}
+	if err := duckstore.CheckMemoryLimit(c.DuckDBMemoryLimit); err != nil {
+		errs = append(errs, fmt.Errorf("--duckdb-memory-limit: %w", err))
 	}
 	if err := c.API.Validate(); err != nil {
 		errs = append(errs, err)

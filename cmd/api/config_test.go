@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcplens/mcplens/store/duckstore"
 )
 
 // TestFlags: defaults, environment fallback, flags over environment,
@@ -16,7 +18,8 @@ import (
 func TestFlags(t *testing.T) {
 	cfg := testConfig(t)
 	if cfg.Store != "duckdb:mcplens.duckdb" || cfg.Listen != "127.0.0.1:8080" || cfg.API.MaxLimit != 1000 ||
-		cfg.API.MaxSpan != 31*24*time.Hour || cfg.API.DefaultWindow != 24*time.Hour || cfg.API.QueryTimeout != 10*time.Second || cfg.API.Dev {
+		cfg.API.MaxSpan != 31*24*time.Hour || cfg.API.DefaultWindow != 24*time.Hour || cfg.API.QueryTimeout != 10*time.Second || cfg.API.Dev ||
+		cfg.duckDBOptions().Threads != 0 || cfg.duckDBOptions().MemoryLimit != duckstore.ServingMemoryLimit {
 		t.Errorf("defaults: %+v", cfg)
 	}
 	t.Setenv("MCPLENS_LISTEN", "127.0.0.1:9999")
@@ -35,7 +38,8 @@ func TestFlags(t *testing.T) {
 	if err := parseFlags(fs, nil); err == nil || !strings.Contains(err.Error(), "MCPLENS_MAX_LIMIT") {
 		t.Errorf("bad environment value: %v", err)
 	}
-	for _, args := range [][]string{{"--store", "postgres://x"}, {"--log-format", "xml"}, {"--max-limit", "0"}, {"--default-window", "40d"}} {
+	for _, args := range [][]string{{"--store", "postgres://x"}, {"--log-format", "xml"}, {"--max-limit", "0"}, {"--default-window", "40d"},
+		{"--duckdb-threads", "-1"}, {"--duckdb-memory-limit", "512MB&threads=9"}, {"--duckdb-memory-limit", "lots"}} {
 		os.Unsetenv("MCPLENS_MAX_LIMIT")
 		var c config
 		fs := flag.NewFlagSet("api", flag.ContinueOnError)

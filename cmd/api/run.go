@@ -40,7 +40,7 @@ func run(ctx context.Context, cfg config, d deps) error {
 	opts := schema.DefaultOptions()
 	opts.DB = "" // --migrate: the DSN's database, one node, default TTLs
 	st, err := store.Open(ctx, cfg.Store, store.Options{
-		ReadOnly: true, Migrate: cfg.Migrate, Schema: opts, ClickHouse: cfg.ClickHouse,
+		ReadOnly: true, Migrate: cfg.Migrate, Schema: opts, ClickHouse: cfg.ClickHouse, DuckDB: cfg.duckDBOptions(),
 		Logger: logger, Registerer: reg,
 	})
 	if err != nil {

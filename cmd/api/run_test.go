@@ -165,7 +165,8 @@ func TestRun(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Fatalf("run: %v", err)
 	}
-	for _, want := range []string{"opened store", "serving the API", `"token":"tester"`, "stopped api server", "closed store"} {
+	for _, want := range []string{`"threads":0,"memory_limit":"1GB","message":"opening DuckDB read-only`, "opened store", "serving the API",
+		`"token":"tester"`, "stopped api server", "closed store"} {
 		if !strings.Contains(logs.String(), want) {
 			t.Errorf("log lacks %q:\n%s", want, logs)
 		}
