@@ -2,6 +2,7 @@ package duckstore
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -30,8 +31,9 @@ func (c *batchesSink) LoadState(context.Context, []string) ([]schema.StreamState
 // BenchmarkLoadgenWrite is the DuckDB share of BenchmarkLoadgenToDuckDB:
 // the batches the engine made of the same production-shaped traffic,
 // written into a fresh file and closed (its checkpoint included), with
-// the process' CPU seconds per run beside the wall time, and the bytes of
-// bodies and of saved waiting events the batches carry. save-at-once is
+// the process' CPU seconds per run beside the wall time, the bytes of
+// bodies and of saved waiting events the batches carry, and the size of
+// the closed file. save-at-once is
 // the yardstick for the default --state-hold: every waiting event saved
 // at the first flush, as before events were held.
 func BenchmarkLoadgenWrite(b *testing.B) {
@@ -74,8 +76,10 @@ func benchLoadgenWrite(b *testing.B, path string, lines, hold int) {
 		}
 	}
 	var took, cpu time.Duration
+	var fileBytes int64
 	for b.Loop() {
-		s, err := Open(context.Background(), filepath.Join(b.TempDir(), "w.duckdb"), WriterOptions())
+		file := filepath.Join(b.TempDir(), "w.duckdb")
+		s, err := Open(context.Background(), file, WriterOptions())
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -90,9 +94,15 @@ func benchLoadgenWrite(b *testing.B, path string, lines, hold int) {
 		}
 		took += time.Since(start)
 		cpu += enginetest.ProcessCPU() - cpu0
+		fi, err := os.Stat(file)
+		if err != nil {
+			b.Fatal(err)
+		}
+		fileBytes = fi.Size()
 	}
 	b.ReportMetric(float64(lines*b.N)/took.Seconds(), "events/s")
 	b.ReportMetric(float64(lines*b.N)/cpu.Seconds(), "events/cpu-s")
 	b.ReportMetric(float64(bodyBytes)/1e6, "body-MB")
 	b.ReportMetric(float64(savedBytes)/1e6, "saved-MB")
+	b.ReportMetric(float64(fileBytes)/1e6, "file-MB")
 }
