@@ -92,16 +92,19 @@ func openDuckDB(ctx context.Context, u string, opts Options) (Store, error) {
 	}
 	dopts := opts.DuckDB
 	dopts.Logger = opts.Logger
-	if !opts.ReadOnly || opts.Migrate {
-		opts.Logger.Info().Str("path", path).Int("threads", dopts.Threads).Str("memory_limit", dopts.MemoryLimit).
-			Msg("opening DuckDB read-write (migrations applied on open; threads 0: one per core, memory_limit empty: 80% of the memory)")
-		return duckstore.Open(ctx, path, dopts)
-	}
-	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("duckdb file %q: %w (ingest into it first, or pass --migrate to create an empty store)", path, err)
+	readWrite := !opts.ReadOnly || opts.Migrate
+	mode := "read-write (migrations applied on open)"
+	if !readWrite {
+		if _, err := os.Stat(path); err != nil {
+			return nil, fmt.Errorf("duckdb file %q: %w (ingest into it first, or pass --migrate to create an empty store)", path, err)
+		}
+		mode = "read-only"
 	}
 	opts.Logger.Info().Str("path", path).Int("threads", dopts.Threads).Str("memory_limit", dopts.MemoryLimit).
-		Msg("opening DuckDB read-only (threads 0: one per core, memory_limit empty: 80% of the memory)")
+		Msg("opening DuckDB " + mode + " (threads 0: one per core, memory_limit empty: 80% of the memory)")
+	if readWrite {
+		return duckstore.Open(ctx, path, dopts)
+	}
 	octx, cancel := context.WithTimeout(ctx, opts.ReadOnlyWait)
 	defer cancel()
 	return duckstore.OpenReadOnly(octx, path, dopts)
