@@ -193,8 +193,9 @@ func (c *correlator) add(ev *schema.Event, pos Position, saved bool) {
 		c.complete(st, o)
 		return
 	}
-	key := c.pairKey(ev)
 	isReq := ev.Kind == schema.KindRequest
+	id := requestID{ev: ev}
+	key := c.pairKey(ev, &id)
 	var prev *half
 	for h := c.waiting[key]; h != nil; prev, h = h, h.next {
 		if h.ev.isRequest() == isReq {
@@ -218,7 +219,8 @@ func (c *correlator) add(ev *schema.Event, pos Position, saved bool) {
 	h := &half{key: key, ev: pack(ev), st: st, off: pos.Offset, ts: ev.TS.UnixNano(), saved: saved}
 	if isReq {
 		var ok bool
-		if h.req, h.reqAny, ok = c.merging.pendingKeys(ev); ok {
+		rid, ridOK := id.get()
+		if h.req, h.reqAny, ok = c.merging.pendingKeys(ev, rid, ridOK); ok {
 			c.merging.pendingRequest(h.req, h.reqAny)
 		}
 		c.merging.flights.addHalf(h, ev)
@@ -284,15 +286,33 @@ func (c *correlator) unlink(key hkey, prev, h *half) {
 	h.next = nil
 }
 
+// requestID is the JSON-RPC id of a request event's body, parsed the
+// first time it is asked for: the pair key of a request without an
+// exchange id and the merge set's pending key both need it, and a parse
+// is most of what either costs.
+type requestID struct {
+	ev       *schema.Event
+	id       string
+	ok, done bool
+}
+
+func (r *requestID) get() (string, bool) {
+	if !r.done {
+		r.id, r.ok = classify.RequestID(bytesOf(r.ev.RequestBody))
+		r.done = true
+	}
+	return r.id, r.ok
+}
+
 // pairKey ties a request event to its response event: one observer's
-// exchange id, else its session and JSON-RPC id.
-func (c *correlator) pairKey(ev *schema.Event) hkey {
+// exchange id, else its session and JSON-RPC id (reqID's, for a request).
+func (c *correlator) pairKey(ev *schema.Event, reqID *requestID) hkey {
 	if ev.ExchangeID != "" {
 		return c.h.of(ev.Source, ev.Observer, "e", ev.ExchangeID)
 	}
 	var id string
 	if ev.Kind == schema.KindRequest {
-		id, _ = classify.RequestID(bytesOf(ev.RequestBody))
+		id, _ = reqID.get()
 	} else {
 		id, _ = classify.ResponseID(ev.ResponseHeaders.Get("content-type"), bytesOf(ev.ResponseBody))
 	}

@@ -637,10 +637,10 @@ var pendingCall = &group{}
 // anyClient key: "p", its server and its id, whichever client sent it, so
 // that a cancel naming no client waits for the calls it may name
 // (cancelwire.go). ok is false when it names no request. The hashes equal
-// pendingOf of those keys' strings.
-func (m *mergeSet) pendingKeys(ev *schema.Event) (req, anyClient hkey, ok bool) {
-	id, ok := classify.RequestID(bytesOf(ev.RequestBody))
-	if !ok || id == "" {
+// pendingOf of those keys' strings. id and idOK are the JSON-RPC id of
+// ev's body (classify.RequestID), which the correlator parsed already.
+func (m *mergeSet) pendingKeys(ev *schema.Event, id string, idOK bool) (req, anyClient hkey, ok bool) {
+	if !idOK || id == "" {
 		return hkey{}, hkey{}, false
 	}
 	who := m.whoOf(ev, ev)
