@@ -130,8 +130,8 @@ type anchoredHint struct {
 // a few substring scans. A Redactor is immutable and safe for concurrent
 // use; build it with [New].
 type Redactor struct {
-	headers     map[string]bool
-	keys        map[string]bool // normalized
+	headers     map[string]headerRule // by lower-case name; scanned if absent
+	keys        map[string]bool       // normalized
 	patterns    []redactPattern
 	anchors     [256][]anchoredHint // by anchor byte, for patterns[:64]
 	anchorBytes []byte              // the distinct keys of anchors
@@ -162,7 +162,10 @@ func keyEnd(a, b byte) (int, uint64) {
 
 // New compiles cfg; it fails on an invalid pattern.
 func New(cfg Config) (*Redactor, error) {
-	r := &Redactor{headers: map[string]bool{}, keys: map[string]bool{}, maxBody: cfg.MaxBodyBytes}
+	r := &Redactor{headers: map[string]headerRule{}, keys: map[string]bool{}, maxBody: cfg.MaxBodyBytes}
+	for name := range protocolHeaders {
+		r.headers[name] = keepHeader
+	}
 	if r.maxBody == 0 {
 		r.maxBody = DefaultMaxBodyBytes
 	}
@@ -176,7 +179,7 @@ func New(cfg Config) (*Redactor, error) {
 		r.patterns = append(r.patterns, basicPattern)
 	}
 	for _, h := range headers {
-		r.headers[strings.ToLower(h)] = true
+		r.headers[strings.ToLower(h)] = redactHeader // over keepHeader: configured by name
 	}
 	for _, k := range keys {
 		var buf [maxSecretKeyLen]byte
@@ -234,6 +237,16 @@ func (r *Redactor) Apply(ev *schema.Event) {
 	ev.BodyTruncated = ev.BodyTruncated || cut
 }
 
+// headerRule is what applyHeaders does with a header's value: one map
+// lookup per header decides it.
+type headerRule uint8
+
+const (
+	scanHeader   headerRule = iota // redact the secrets patterns find in it
+	redactHeader                   // redact it whole (Config.Headers, DefaultHeaders)
+	keepHeader                     // keep it as it is (protocolHeaders)
+)
+
 // protocolHeaders are the headers classification and correlation read:
 // never pattern-scanned (an opaque session id may look like a token), only
 // redacted when configured by name.
@@ -244,14 +257,14 @@ var protocolHeaders = map[string]bool{
 
 func (r *Redactor) applyHeaders(h classify.Header) {
 	for i := range h {
-		switch name, v := h[i].Name, h[i].Value; {
-		case r.headers[name]:
+		switch v := h[i].Value; r.headers[h[i].Name] {
+		case redactHeader:
 			if v != "" {
 				h[i].Value = Redacted
 			}
-		case protocolHeaders[name]:
-		default:
+		case scanHeader:
 			h[i].Value = r.patternsIn(v)
+		case keepHeader:
 		}
 	}
 }

@@ -121,6 +121,17 @@ func TestRedactApply(t *testing.T) {
 	if len(ev.ResponseBody) != 64 || !utf8.ValidString(ev.ResponseBody) || !ev.BodyTruncated {
 		t.Errorf("response body not capped at a rune boundary: %d bytes, truncated=%v", len(ev.ResponseBody), ev.BodyTruncated)
 	}
+	// A protocol header named in the configuration is redacted whole:
+	// the operator's word over correlation's.
+	r = newTestRedactor(t, Config{Headers: []string{"Mcp-Session-Id"}})
+	ev = schema.Event{RequestHeaders: classify.HeaderOf(map[string]string{"mcp-session-id": "s-1", "accept": "sk-abcdefghijklmnopqrstuvwxyz"})}
+	r.Apply(&ev)
+	if got := ev.RequestHeaders.Get("mcp-session-id"); got != Redacted {
+		t.Errorf("configured protocol header = %q, want %q", got, Redacted)
+	}
+	if got := ev.RequestHeaders.Get("accept"); got != "sk-abcdefghijklmnopqrstuvwxyz" {
+		t.Errorf("protocol header accept = %q, want it kept unscanned", got)
+	}
 }
 
 func TestRedactConfig(t *testing.T) {
