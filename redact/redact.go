@@ -163,7 +163,7 @@ func keyEnd(a, b byte) (int, uint64) {
 // New compiles cfg; it fails on an invalid pattern.
 func New(cfg Config) (*Redactor, error) {
 	r := &Redactor{headers: map[string]headerRule{}, keys: map[string]bool{}, maxBody: cfg.MaxBodyBytes}
-	for name := range protocolHeaders {
+	for _, name := range protocolHeaders {
 		r.headers[name] = keepHeader
 	}
 	if r.maxBody == 0 {
@@ -250,9 +250,9 @@ const (
 // protocolHeaders are the headers classification and correlation read:
 // never pattern-scanned (an opaque session id may look like a token), only
 // redacted when configured by name.
-var protocolHeaders = map[string]bool{
-	"content-type": true, "accept": true, "mcp-protocol-version": true, "mcp-session-id": true,
-	"last-event-id": true, "retry-after": true, "www-authenticate": true,
+var protocolHeaders = []string{
+	"content-type", "accept", "mcp-protocol-version", "mcp-session-id",
+	"last-event-id", "retry-after", "www-authenticate",
 }
 
 func (r *Redactor) applyHeaders(h classify.Header) {
