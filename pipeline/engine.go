@@ -498,6 +498,12 @@ func (e *Engine) emit(g *group) {
 	anns := e.ann.Learn(&rec, &body)
 	e.chains.Link(&rec)
 	e.chains.LinkCancel(&rec, &body, &e.clients.p)
+	if len(e.batch.Exchanges) == cap(e.batch.Exchanges) {
+		e.batch.Exchanges = growRows(e.batch.Exchanges, max(e.cfg.BatchMaxSize, e.cfg.BatchSize))
+	}
+	if len(e.batch.Bodies) == cap(e.batch.Bodies) {
+		e.batch.Bodies = growRows(e.batch.Bodies, max(e.cfg.BatchMaxSize, e.cfg.BatchSize))
+	}
 	e.batch.Exchanges = append(e.batch.Exchanges, rec)
 	e.batch.Bodies = append(e.batch.Bodies, body)
 	e.batch.Annotations = append(e.batch.Annotations, anns...)
@@ -520,6 +526,19 @@ func (e *Engine) emit(g *group) {
 	}
 	e.m.exchange(&rec)
 	e.counts.exchange(rec.Outcome)
+}
+
+// growRows gives a full array of rows room for as many again, up to most
+// rows in all (at least one more). A batch outgrows the room it started
+// with (batchRoom) while the write before it is in flight, up to
+// --batch-max-size; grown by append, a quarter at a time at these sizes,
+// the 840-byte exchange records were copied about four times over on the
+// way from 10,000 rows to 40,000 (4% of the CPU of file -> ClickHouse).
+// Doubling copies them about once.
+func growRows[T any](s []T, most int) []T {
+	g := make([]T, len(s), len(s)+max(min(cap(s), most-len(s)), 1))
+	copy(g, s)
+	return g
 }
 
 // isUnsure says whether the event at p may be stored already, by a batch

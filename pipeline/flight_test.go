@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -378,6 +379,29 @@ func TestBatchRoom(t *testing.T) {
 	}
 	if want := 300 + 300/16 + 16; r.exchanges != want {
 		t.Fatalf("after a quiet while: room %d, want %d (a burst's size fades)", r.exchanges, want)
+	}
+}
+
+// A batch's rows array that is full doubles, up to the most rows a batch
+// grows to, and always takes at least one more row; the rows it held stay.
+func TestGrowRows(t *testing.T) {
+	for _, c := range []struct{ n, most, want int }{
+		{n: 10_000, most: 40_000, want: 20_000}, // doubled
+		{n: 30_000, most: 40_000, want: 40_000}, // doubling would pass the most
+		{n: 40_000, most: 40_000, want: 40_001}, // at the most: one more
+		{n: 0, most: 40_000, want: 1},
+	} {
+		s := make([]schema.Body, c.n)
+		for i := range s {
+			s[i].ExchangeID = strconv.Itoa(i)
+		}
+		g := growRows(s, c.most)
+		if cap(g) != c.want {
+			t.Errorf("%d rows, most %d: room %d, want %d", c.n, c.most, cap(g), c.want)
+		}
+		if len(g) != c.n || (c.n > 0 && g[c.n-1].ExchangeID != strconv.Itoa(c.n-1)) {
+			t.Errorf("%d rows: the rows held were not kept (len %d)", c.n, len(g))
+		}
 	}
 }
 
