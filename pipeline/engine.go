@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"iter"
 	"runtime"
 	"strings"
 	"time"
@@ -54,8 +53,9 @@ type Engine struct {
 	// batchBytes estimates what the batch holds: its bodies, headers and
 	// quarantined lines, and a row's worth for each row (see full).
 	batchBytes int64
-	room       batchRoom // for the next batch (see launch)
-	spare      spare     // a stored batch's arrays, with a Copier sink
+	room       batchRoom           // for the next batch (see launch)
+	spare      spare               // a stored batch's arrays, with a Copier sink
+	tokener    schema.BatchTokener // names each batch (batchToken)
 	evictSeen  int
 	missSeen   int // merging.misses counted into mergeMissed
 	counts     counters
@@ -583,7 +583,7 @@ func (e *Engine) flush(ctx context.Context, final bool) error {
 		e.savedPos = append(e.savedPos, e.collectState(final)...)
 	}
 	if e.batch.Len() > 0 || !e.state.Empty() {
-		e.batch.Token = schema.BatchToken(e.covered())
+		e.batch.Token = e.batchToken()
 		e.batch.State = e.state
 		e.launch(ctx)
 	}
@@ -617,33 +617,26 @@ func (e *Engine) commit(ctx context.Context) error {
 	return nil
 }
 
-// covered yields what the batch covers, for [schema.BatchToken]: the
-// positions it stores and saves, the saved events it releases, the marks
-// and its exchange ids. A batch of exchanges made only of saved events has no
-// position of its own; the released events and ids still tell it apart.
-func (e *Engine) covered() iter.Seq2[string, int64] {
-	return func(yield func(string, int64) bool) {
-		for _, ps := range [][]Position{e.batchPos, e.savedPos} {
-			for _, p := range ps {
-				if !yield(p.Stream, p.Offset) {
-					return
-				}
-			}
-		}
-		for _, r := range e.state.Released {
-			if !yield("released\x00"+r.Stream+"\x00"+r.EventID, r.Offset) {
-				return
-			}
-		}
-		for _, m := range e.state.Streams {
-			if !yield("mark\x00"+m.Stream, m.Next) {
-				return
-			}
-		}
-		for i := range e.batch.Exchanges {
-			if !yield("exchange\x00"+e.batch.Exchanges[i].ExchangeID, 0) {
-				return
-			}
+// batchToken names the batch by what it covers ([schema.BatchTokener]):
+// the positions it stores and saves, the saved events it releases, the
+// marks and its exchange ids. A batch of exchanges made only of saved
+// events has no position of its own; the released events and ids still
+// tell it apart.
+func (e *Engine) batchToken() string {
+	t := &e.tokener
+	for _, ps := range [][]Position{e.batchPos, e.savedPos} {
+		for _, p := range ps {
+			t.Add(p.Offset, p.Stream)
 		}
 	}
+	for _, r := range e.state.Released {
+		t.Add(r.Offset, "released\x00", r.Stream, "\x00", r.EventID)
+	}
+	for _, m := range e.state.Streams {
+		t.Add(m.Next, "mark\x00", m.Stream)
+	}
+	for i := range e.batch.Exchanges {
+		t.Add(0, "exchange\x00", e.batch.Exchanges[i].ExchangeID)
+	}
+	return t.Token()
 }
