@@ -39,7 +39,8 @@ FUZZ_TARGETS := FuzzClassify:./classify:300000x FuzzDecode:./pipeline:150000x \
 	FuzzParseCursor:./queries:300000x FuzzLikePattern:./queries:300000x \
 	FuzzGateway:./deploy/shippers:200000x FuzzParseTime:./queries:70000x \
 	FuzzTokens:./api:30000x FuzzExpand:./pipeline/otlpsource:30000x \
-	FuzzEvent:./pipeline/agentgateway:100000x FuzzScanMatchesFastjson:./pipeline:80000x
+	FuzzEvent:./pipeline/agentgateway:100000x FuzzScanMatchesFastjson:./pipeline:80000x \
+	FuzzAppendString:./schema:200000x
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

@@ -34,10 +34,13 @@ var hostile = []string{
 // fill sets every field of v (strings, numbers, bools, times, slices,
 // NullInts) from rng, so that a field AppendJSON forgot shows as a
 // difference.
-func fill(rng *rand.Rand, v reflect.Value) {
+func fill(rng *rand.Rand, v reflect.Value) { fillWith(rng, v, hostile) }
+
+// fillWith is fill with strings taken from texts.
+func fillWith(rng *rand.Rand, v reflect.Value, texts []string) {
 	switch v.Kind() {
 	case reflect.String:
-		v.SetString(hostile[rng.IntN(len(hostile))])
+		v.SetString(texts[rng.IntN(len(texts))])
 	case reflect.Int, reflect.Int64:
 		v.SetInt(rng.Int64N(2_000_000) - 1_000_000)
 	case reflect.Bool:
@@ -54,7 +57,7 @@ func fill(rng *rand.Rand, v reflect.Value) {
 		default:
 			v.Set(reflect.MakeSlice(v.Type(), 2, 2))
 			for i := range 2 {
-				fill(rng, v.Index(i))
+				fillWith(rng, v.Index(i), texts)
 			}
 		}
 	case reflect.Struct:
@@ -70,7 +73,7 @@ func fill(rng *rand.Rand, v reflect.Value) {
 			v.Set(reflect.ValueOf(classify.NullInt{V: rng.Int64N(70000) - 35000, Valid: rng.IntN(2) == 1}))
 		default:
 			for i := range v.NumField() {
-				fill(rng, v.Field(i))
+				fillWith(rng, v.Field(i), texts)
 			}
 		}
 	}
@@ -105,6 +108,25 @@ func BenchmarkExchangeJSON(b *testing.B) {
 			buf = x.AppendJSON(buf[:0])
 		}
 	})
+	// A record as traffic makes them: ids, URLs, methods, English
+	// messages, mostly plain ASCII; and one in another script.
+	for _, c := range []struct {
+		name  string
+		texts []string
+	}{
+		{"AppendJSON-typical", []string{"0f8fad5b-d9cb-469f-a165-70867728950e", "tools/call", "https://mcp.internal.example.com/v1/mcp",
+			"get_forecast", "upstream returned 502 Bad Gateway after 3 attempts (retry later)", "9f2c4e1ab37d5e08", "Zürich"}},
+		{"AppendJSON-cjk", []string{"工具调用失败：上游服务在三次尝试后返回错误", "ツールの呼び出しに失敗しました", "0f8fad5b-d9cb-469f-a165-70867728950e"}},
+	} {
+		var y Exchange
+		fillWith(rand.New(rand.NewPCG(1, 2)), reflect.ValueOf(&y).Elem(), c.texts)
+		b.Run(c.name, func(b *testing.B) {
+			var buf []byte
+			for b.Loop() {
+				buf = y.AppendJSON(buf[:0])
+			}
+		})
+	}
 	b.Run("encoding-json", func(b *testing.B) {
 		b.ReportAllocs()
 		enc := json.NewEncoder(new(bytes.Buffer))
