@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -166,6 +167,50 @@ func TestFetchInTimeOrderAcrossPartitions(t *testing.T) {
 			t.Fatalf("message %d: %d (partition %d) after %d: not in time order", i, n, m.Pos.Partition, prev)
 		}
 		prev = n
+	}
+}
+
+// TestFetchDoesNotWaitWhenLagFailsAtFirst: the empty partitions' lag
+// cannot be read at first (as when a broker is slow or a leader moves);
+// it is read again, so with an hour's align wait a message on the one
+// partition that has one is still handed out within seconds. Read once, a
+// failed lag had Fetch wait the hour for the empty partitions.
+func TestFetchDoesNotWaitWhenLagFailsAtFirst(t *testing.T) {
+	f := newFixture(t, 3)
+	kafkatest.ProduceRecords(t, f.brokers, f.topic, kafkatest.Record{Partition: 1, Value: []byte("first")})
+	var mu sync.Mutex
+	failed := map[int]int{}
+	orig := readLag
+	t.Cleanup(func() { readLag = orig })
+	readLag = func(ctx context.Context, r *kafka.Reader) (int64, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if p := r.Config().Partition; failed[p] < 2 {
+			failed[p]++
+			return 0, fmt.Errorf("partition %d: leader not available (injected)", p)
+		}
+		return orig(ctx, r)
+	}
+	s := f.open(t, "align_wait=1h")
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	for {
+		m, err := s.Fetch(ctx)
+		if err != nil {
+			t.Fatalf("fetch: %v (waited for an empty partition whose lag failed?)", err)
+		}
+		if m.Assignment != nil {
+			continue
+		}
+		if string(m.Value) != "first" {
+			t.Fatalf("got %q", m.Value)
+		}
+		break
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if failed[0] != 2 || failed[2] != 2 {
+		t.Fatalf("injected failures %v: the empty partitions' lag was not asked again", failed)
 	}
 }
 

@@ -189,7 +189,8 @@ func (s *Source) begin(gen *kafka.Generation) {
 		p.committed = max(pa.Offset, 0)
 		s.assigned[pa.ID] = true
 		assign.Streams = append(assign.Streams, pipeline.Position{Stream: p.stream, Topic: s.cfg.Topic, Partition: pa.ID, Offset: max(pa.Offset, 0)})
-		// Nothing is known of a new partition: it is waited for once.
+		// Nothing is known of a new partition: it is waited for (up to
+		// AlignWait) until its lag is read (learnLag) or a message comes.
 		b := &buffer{id: pa.ID, ch: make(chan kafka.Message, capacity), behind: true}
 		b.startLag.Store(-1)
 		bufs = append(bufs, b)
@@ -213,9 +214,9 @@ func (s *Source) signal() {
 	}
 }
 
-// read buffers one partition's messages from its assigned offset. It
-// first asks how many there are, so that Fetch does not wait for a
-// partition with nothing to read.
+// read buffers one partition's messages from its assigned offset, and
+// meanwhile finds how many there are (learnLag), so that Fetch does not
+// wait for a partition with nothing to read.
 func (s *Source) read(ctx context.Context, pa kafka.PartitionAssignment, f *feed, b *buffer) {
 	r := kafka.NewReader(s.cfg.readerConfig(s.log, s.dialer, pa.ID))
 	defer func() {
@@ -227,15 +228,16 @@ func (s *Source) read(ctx context.Context, pa kafka.PartitionAssignment, f *feed
 		s.log.Error().Err(err).Int("partition", pa.ID).Int64("offset", pa.Offset).Msg("set partition offset")
 		return
 	}
-	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	lag, err := r.ReadLag(lctx)
-	cancel()
-	if err == nil {
-		b.startLag.Store(max(lag, 0))
-		s.signal()
-	} else if ctx.Err() == nil {
-		s.log.Debug().Err(err).Int("partition", pa.ID).Msg("read partition lag; it is waited for once")
-	}
+	lctx, stopLag := context.WithCancel(ctx)
+	finished, learning := make(chan struct{}), true
+	go func() {
+		defer close(finished)
+		s.learnLag(lctx, r, pa.ID, b)
+	}()
+	defer func() {
+		stopLag()
+		<-finished
+	}()
 	for {
 		m, err := r.FetchMessage(ctx)
 		if err != nil {
@@ -250,10 +252,56 @@ func (s *Source) read(ctx context.Context, pa kafka.PartitionAssignment, f *feed
 			}
 			continue
 		}
+		if learning {
+			stopLag() // the partition's messages speak for themselves now
+			learning = false
+		}
 		if !f.put(ctx, b, m) {
 			return
 		}
 		s.signal()
+	}
+}
+
+// readLag is how learnLag asks a partition's reader for its lag (a test
+// makes it fail).
+var readLag = func(ctx context.Context, r *kafka.Reader) (int64, error) { return r.ReadLag(ctx) }
+
+// learnLag finds how many messages b's partition holds from the assigned
+// offset on, beside the reader's fetching, so that Fetch does not wait
+// for a partition with nothing to read. Until it knows, the partition
+// counts as behind and Fetch holds later messages of the others back for
+// it, up to AlignWait. A failed read (a broker slow to answer, a leader
+// that moved, a topic just created) is tried again, backing off to 5 s,
+// until one succeeds, the partition's first message comes, or ctx ends:
+// read once, as before, a failure made a later message wait the whole
+// AlignWait even when the partition was empty (a test with an hour's
+// AlignWait hung under load).
+func (s *Source) learnLag(ctx context.Context, r *kafka.Reader, partition int, b *buffer) {
+	backoff := 100 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		lag, err := readLag(actx, r)
+		cancel()
+		if err == nil {
+			b.startLag.Store(max(lag, 0))
+			s.signal()
+			return
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		ev := s.log.Debug()
+		if attempt == 3 {
+			ev = s.log.Warn()
+		}
+		ev.Err(err).Int("partition", partition).Int("attempt", attempt).Dur("retry_in", backoff).Msg("read partition lag failed; until it is read, later messages of other partitions may wait for this one up to align_wait")
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 5*time.Second)
 	}
 }
 
